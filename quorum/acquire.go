@@ -1,0 +1,101 @@
+package quorum
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// Grant describes a lock a round obtained or extended.
+type Grant struct {
+	// Validity is how much of the requested TTL was left when the quorum
+	// decided: the caller's window minus the round's duration.
+	Validity time.Duration
+	// Votes is how many nodes agreed by the time of the decision.
+	Votes int
+}
+
+// Acquire sets key to value with ttl on a quorum of nodes (SET NX PX with the
+// TTL padded for clock drift). It succeeds only if Q nodes agreed and more
+// than the minimum validity is left of ttl.
+//
+// On failure it removes value from every node where it may have landed, and
+// returns only once that rollback finished. The error is a *RoundError whose
+// Reason is ErrTaken (held by another value on enough nodes that Q cannot be
+// reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
+// waiting for an earlier round of the same (key, value).
+func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := e.checkTTL(ttl); err != nil {
+		return Grant{}, err
+	}
+	unlock, err := e.keys.lock(ctx, key, value)
+	if err != nil {
+		return Grant{}, err
+	}
+	start := time.Now()
+	padded := e.PaddedTTL(ttl)
+	ch := fanOut(ctx, e.nodes, e.lockTimeout(ttl), func(ctx context.Context, n Node) (bool, error) {
+		return n.SetNX(ctx, key, value, padded)
+	})
+	t := newTally(len(e.nodes), e.quorum)
+	t.collect(ch)
+	elapsed := time.Since(start)
+	if t.nYes >= e.quorum && ttl-elapsed > e.opts.minValidity {
+		g := Grant{Validity: ttl - elapsed, Votes: t.nYes}
+		t.finish(ch, unlock)
+		return g, nil
+	}
+
+	defer unlock()
+	t.drain(ch)
+	var rerr *RoundError
+	if t.nYes >= e.quorum {
+		rerr = t.roundError("acquire", ErrValiditySpent, e.nodes, "taken")
+		rerr.Spent = elapsed
+	} else {
+		reason := t.failure(ErrTaken)
+		rerr = t.roundError("acquire", reason, e.nodes, "taken")
+	}
+	if rb := e.rollback(ctx, key, value, t.maybeWrote()); rb != nil {
+		if rerr.NodeErrs == nil {
+			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
+		}
+		rerr.NodeErrs.Errors = append(rerr.NodeErrs.Errors, rb.Errors...)
+	}
+	return Grant{}, rerr
+}
+
+// rollback compare-and-deletes value on the given nodes and waits for all of
+// them. It runs detached from ctx's cancellation: it completes even when the
+// client that asked is gone. Nodes that answered "taken" are skipped: the
+// round wrote nothing there, and what is there may be this owner's earlier
+// lock. A failed rollback leaves a key that expires with its TTL; it is
+// reported and logged.
+func (e *Engine) rollback(ctx context.Context, key, value string, idx []int) *multierror.Error {
+	if len(idx) == 0 {
+		return nil
+	}
+	nodes := make([]Node, len(idx))
+	for i, j := range idx {
+		nodes[i] = e.nodes[j]
+	}
+	ch := fanOut(ctx, nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
+		return n.DelIfEq(ctx, key, value)
+	})
+	failures := make([]error, len(nodes))
+	for range nodes {
+		if r := <-ch; r.err != nil {
+			failures[r.node] = r.err
+		}
+	}
+	var errs *multierror.Error
+	for i, err := range failures {
+		if err != nil {
+			addr := nodes[i].Addr()
+			e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", err)
+			errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(err))})
+		}
+	}
+	return errs
+}

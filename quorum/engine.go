@@ -1,0 +1,117 @@
+package quorum
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Engine runs Redlock rounds across N independent nodes. It holds no lock
+// state of its own; it is safe for concurrent use.
+type Engine struct {
+	nodes  []Node
+	quorum int
+	opts   options
+	keys   keyLocks
+}
+
+// New returns an engine over nodes, which it owns from then on (Close closes them).
+func New(nodes []Node, opts ...Option) (*Engine, error) {
+	if len(nodes) == 0 {
+		return nil, ErrNoNodes
+	}
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	switch {
+	case o.driftFactor < 0 || o.driftFactor >= 0.5:
+		return nil, fmt.Errorf("quorum: drift factor %v outside [0, 0.5)", o.driftFactor)
+	case o.nodeTimeout <= 0:
+		return nil, fmt.Errorf("quorum: node timeout %v must be positive", o.nodeTimeout)
+	case o.timeoutFactor <= 0 || o.timeoutFactor >= 1:
+		return nil, fmt.Errorf("quorum: timeout factor %v outside (0, 1)", o.timeoutFactor)
+	case o.maxTTL <= 0:
+		return nil, fmt.Errorf("quorum: max ttl %v must be positive", o.maxTTL)
+	}
+	return &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o}, nil
+}
+
+// Quorum is Q = N/2 + 1.
+func (e *Engine) Quorum() int { return e.quorum }
+
+// Nodes returns the number of nodes, N.
+func (e *Engine) Nodes() int { return len(e.nodes) }
+
+// MaxTTL is the longest TTL a lock may ask for.
+func (e *Engine) MaxTTL() time.Duration { return e.opts.maxTTL }
+
+// Close closes every node.
+func (e *Engine) Close() error {
+	var first error
+	for _, n := range e.nodes {
+		if err := n.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// PaddedTTL is the TTL written to the backends for a lock of ttl:
+// ceil(ttl / (1 - drift_factor)) + 2ms, in whole milliseconds. A key written
+// with it at any moment after the client asked outlives the client's window
+// even on a backend whose clock runs fast by the drift factor.
+func (e *Engine) PaddedTTL(ttl time.Duration) time.Duration {
+	ms := math.Ceil(float64(ttl.Milliseconds()) / (1 - e.opts.driftFactor))
+	return time.Duration(ms+2) * time.Millisecond
+}
+
+// Drift is the drift allowance for ttl: ttl * drift_factor + 2ms.
+func (e *Engine) Drift(ttl time.Duration) time.Duration {
+	return time.Duration(float64(ttl)*e.opts.driftFactor) + 2*time.Millisecond
+}
+
+// lockTimeout is the per-node wait of a round for a lock of ttl:
+// min(node_timeout, ttl * timeout_factor).
+func (e *Engine) lockTimeout(ttl time.Duration) time.Duration {
+	return min(e.opts.nodeTimeout, time.Duration(float64(ttl)*e.opts.timeoutFactor))
+}
+
+func (e *Engine) checkTTL(ttl time.Duration) error {
+	switch {
+	case ttl <= 0:
+		return ErrInvalidTTL
+	case ttl > e.opts.maxTTL:
+		return ErrTTLTooLong
+	}
+	return nil
+}
+
+// result is one node's answer in a round.
+type result[T any] struct {
+	node int
+	val  T
+	err  error
+}
+
+// fanOut sends op to every node at once, each bounded by timeout. The channel
+// is buffered to N so that a caller that decides early leaves no goroutine
+// blocked: stragglers finish and exit on their own.
+//
+// Node calls run on a context detached from the caller's cancellation: a round
+// once sent runs to its end (bounded by timeout), so that its outcome, and any
+// rollback, is always known.
+func fanOut[T any](ctx context.Context, nodes []Node, timeout time.Duration, op func(context.Context, Node) (T, error)) <-chan result[T] {
+	ch := make(chan result[T], len(nodes))
+	detached := context.WithoutCancel(ctx)
+	for i, n := range nodes {
+		go func() {
+			ctx, cancel := context.WithTimeout(detached, timeout)
+			defer cancel()
+			v, err := op(ctx, n)
+			ch <- result[T]{node: i, val: v, err: err}
+		}()
+	}
+	return ch
+}

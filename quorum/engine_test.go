@@ -1,0 +1,398 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func newEngine(t *testing.T, nodes []Node, opts ...Option) *Engine {
+	t.Helper()
+	e, err := New(nodes, append([]Option{WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// holders counts the fakes on which key holds value.
+func holders(fs []*fakeNode, key, value string) int {
+	n := 0
+	for _, f := range fs {
+		if v, ok := f.get(key); ok && v == value {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAcquireVotes(t *testing.T) {
+	const down, taken, ok = "down", "taken", "ok"
+	tests := []struct {
+		name   string
+		nodes  []string
+		reason error // nil: acquired
+	}{
+		{"all agree", []string{ok, ok, ok, ok, ok}, nil},
+		{"two down", []string{ok, down, ok, down, ok}, nil},
+		{"two taken", []string{taken, ok, ok, ok, taken}, nil},
+		{"three down", []string{down, ok, down, ok, down}, ErrNoQuorum},
+		{"three taken", []string{taken, taken, ok, ok, taken}, ErrTaken},
+		{"two taken one down", []string{taken, taken, down, ok, ok}, ErrNoQuorum},
+		{"all taken", []string{taken, taken, taken, taken, taken}, ErrTaken},
+		{"single node", []string{ok}, nil},
+		{"three of three needs two", []string{ok, down, taken}, ErrNoQuorum},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, nodes := fakes(len(tt.nodes))
+			for i, s := range tt.nodes {
+				switch s {
+				case down:
+					fs[i].setFault(errDown, 0, nil)
+				case taken:
+					fs[i].put("k", "other", time.Minute)
+				}
+			}
+			e := newEngine(t, nodes)
+			g, err := e.Acquire(t.Context(), "k", "me", time.Second)
+			if tt.reason == nil {
+				if err != nil {
+					t.Fatalf("Acquire: %v", err)
+				}
+				if g.Votes < e.Quorum() || g.Validity <= 0 || g.Validity > time.Second {
+					t.Fatalf("grant %+v", g)
+				}
+				return
+			}
+			var rerr *RoundError
+			if !errors.As(err, &rerr) || !errors.Is(err, tt.reason) {
+				t.Fatalf("Acquire error = %v, want a RoundError for %v", err, tt.reason)
+			}
+			if n := holders(fs, "k", "me"); n != 0 {
+				t.Fatalf("after a failed acquire %d nodes still hold the value: rollback missed them", n)
+			}
+			if holders(fs, "k", "other") != countOf(tt.nodes, taken) {
+				t.Fatal("rollback touched another owner's key")
+			}
+		})
+	}
+}
+
+func countOf(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAcquirePadsTTL(t *testing.T) {
+	fs, nodes := fakes(3)
+	e := newEngine(t, nodes, WithDriftFactor(0.01))
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// ceil(1000 / 0.99) + 2 = 1011 + 2
+	want := 1013 * time.Millisecond
+	for holders(fs, "k", "v") < len(fs) { // the round decided on 2 of 3; let the third land
+		time.Sleep(time.Millisecond)
+	}
+	for _, f := range fs {
+		f.mu.Lock()
+		got := f.setTTLs
+		f.mu.Unlock()
+		if len(got) != 1 || got[0] != want {
+			t.Fatalf("%s was written TTL %v, want [%v]", f.name, got, want)
+		}
+	}
+	if d := e.Drift(time.Second); d != 12*time.Millisecond {
+		t.Fatalf("Drift(1s) = %v, want 12ms", d)
+	}
+}
+
+func TestAcquireDecidesEarly(t *testing.T) {
+	fs, nodes := fakes(5)
+	gate := make(chan struct{})
+	fs[3].setFault(nil, 0, gate)
+	fs[4].setFault(nil, 0, gate)
+	e := newEngine(t, nodes, WithNodeTimeout(time.Minute), WithTimeoutFactor(0.5))
+	// The two gated nodes cannot answer until the gate opens, so returning at
+	// all proves the decision was taken on the first three votes.
+	g, err := e.Acquire(t.Context(), "k", "v", time.Minute)
+	if err != nil || g.Votes != 3 {
+		t.Fatalf("Acquire = %+v, %v; want 3 votes", g, err)
+	}
+	close(gate) // let the stragglers finish; goleak checks they exit
+	for holders(fs, "k", "v") != 5 {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestAcquireValiditySpent(t *testing.T) {
+	fs, nodes := fakes(3)
+	for _, f := range fs {
+		f.setFault(nil, 30*time.Millisecond, nil)
+	}
+	// Every node answers after >= 30ms, so at most 70ms of the 100ms are left:
+	// below the 75ms minimum whatever the scheduler does.
+	e := newEngine(t, nodes, WithMinValidity(75*time.Millisecond), WithTimeoutFactor(0.9))
+	_, err := e.Acquire(t.Context(), "k", "v", 100*time.Millisecond)
+	var rerr *RoundError
+	if !errors.Is(err, ErrValiditySpent) || !errors.As(err, &rerr) || rerr.Spent < 30*time.Millisecond {
+		t.Fatalf("Acquire error = %v, want ErrValiditySpent after >= 30ms", err)
+	}
+	if n := holders(fs, "k", "v"); n != 0 {
+		t.Fatalf("%d nodes still hold the value after validity was spent", n)
+	}
+}
+
+func TestRollbackWaitsForStragglers(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs[:3] {
+		f.put("k", "other", time.Minute)
+	}
+	fs[4].setFault(nil, 20*time.Millisecond, nil) // answers "set" after the decision
+	e := newEngine(t, nodes)
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); !errors.Is(err, ErrTaken) {
+		t.Fatalf("Acquire error = %v, want ErrTaken", err)
+	}
+	if n := holders(fs, "k", "v"); n != 0 {
+		t.Fatalf("%d nodes hold the value once Acquire returned: the straggler's write outlived the rollback", n)
+	}
+}
+
+func TestRollbackSparesOwnEarlierLock(t *testing.T) {
+	// The owner already holds "v" on three nodes; repeating SET NX with the same
+	// value is refused there. The rollback must not delete those three copies.
+	fs, nodes := fakes(5)
+	for _, f := range fs[:3] {
+		f.put("k", "v", time.Minute)
+	}
+	e := newEngine(t, nodes)
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); !errors.Is(err, ErrTaken) {
+		t.Fatalf("Acquire error = %v, want ErrTaken", err)
+	}
+	if n := holders(fs, "k", "v"); n != 3 {
+		t.Fatalf("the earlier lock is held on %d nodes after the rollback, want 3", n)
+	}
+	for _, f := range fs[:3] {
+		if f.callCount("delifeq") != 0 {
+			t.Fatalf("rollback was sent to %s, which answered taken", f.name)
+		}
+	}
+}
+
+func TestRollbackReachesTimedOutNodes(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs[:3] {
+		f.setFault(errDown, 0, nil)
+	}
+	e := newEngine(t, nodes)
+	_, err := e.Acquire(t.Context(), "k", "v", time.Second)
+	if !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("Acquire error = %v, want ErrNoQuorum", err)
+	}
+	for _, f := range fs {
+		if f.callCount("delifeq") != 1 {
+			t.Fatalf("%s got %d rollbacks, want 1 (failed nodes may hold the write too)", f.name, f.callCount("delifeq"))
+		}
+	}
+	want := "quorum: acquire 2/5 acquired, need 3: node0: connection refused; node1: connection refused; node2: connection refused; " +
+		"node0: rollback failed: connection refused; node1: rollback failed: connection refused; node2: rollback failed: connection refused"
+	if err.Error() != want {
+		t.Fatalf("error text\n got %q\nwant %q", err.Error(), want)
+	}
+}
+
+func TestReleaseOutcomes(t *testing.T) {
+	tests := []struct {
+		name         string
+		held, broken int
+		reason       error
+	}{
+		{"held everywhere", 5, 0, nil},
+		{"held on a quorum", 3, 0, nil},
+		{"held on three, two down", 3, 2, nil},
+		{"held on a minority", 2, 0, ErrNotHeld},
+		{"held nowhere", 0, 0, ErrNotHeld},
+		{"held on two, three down", 2, 3, ErrNoQuorum},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, nodes := fakes(5)
+			for i, f := range fs {
+				if i < tt.held {
+					f.put("k", "v", time.Minute)
+				} else if i < tt.held+tt.broken {
+					f.setFault(errDown, 0, nil)
+				}
+			}
+			err := newEngine(t, nodes).Release(t.Context(), "k", "v")
+			if tt.reason == nil && err != nil || tt.reason != nil && !errors.Is(err, tt.reason) {
+				t.Fatalf("Release error = %v, want %v", err, tt.reason)
+			}
+		})
+	}
+}
+
+func TestExtend(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs[:3] {
+		f.put("k", "v", time.Second)
+	}
+	fs[3].put("k", "other", time.Second)
+	e := newEngine(t, nodes)
+	if _, err := e.Extend(t.Context(), "k", "v", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fs[:3] {
+		if f.setTTLs[0] != e.PaddedTTL(10*time.Second) {
+			t.Fatalf("extended to %v, want padded %v", f.setTTLs[0], e.PaddedTTL(10*time.Second))
+		}
+	}
+	if _, err := e.Extend(t.Context(), "k", "other", 10*time.Second); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("Extend by a non-owner = %v, want ErrNotHeld", err)
+	}
+}
+
+func TestRead(t *testing.T) {
+	fs, nodes := fakes(5)
+	ttls := []time.Duration{10, 20, 30, 40, 50}
+	for i, f := range fs {
+		f.put("k", "v", ttls[i]*time.Second)
+	}
+	e := newEngine(t, nodes)
+	got, err := e.Read(t.Context(), "k")
+	if err != nil || !got.Found || got.Value != "v" {
+		t.Fatalf("Read = %+v, %v", got, err)
+	}
+	// The 3rd largest of the first three answers is at most 30s, and the
+	// drift allowance is taken off it.
+	if limit := 30*time.Second - e.Drift(30*time.Second); got.TTL > limit || got.TTL < 10*time.Second-e.Drift(10*time.Second)-time.Second {
+		t.Fatalf("TTL %v outside the conservative range (limit %v)", got.TTL, limit)
+	}
+
+	fs[0].put("k", "w", time.Minute)
+	fs[1].put("k", "w", time.Minute)
+	fs[2].setFault(errDown, 0, nil)
+	if _, err := e.Read(t.Context(), "k"); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("a split read with a node down = %v, want ErrNoQuorum", err)
+	}
+	fs[2].setFault(nil, 0, nil)
+	fs[2].put("k", "x", time.Minute)
+	if got, err := e.Read(t.Context(), "k"); err != nil || got.Found {
+		t.Fatalf("a 2/1/2 split = %+v, %v; want not found", got, err)
+	}
+	if got, err := e.Read(t.Context(), "missing"); err != nil || got.Found {
+		t.Fatalf("missing key = %+v, %v", got, err)
+	}
+}
+
+func TestForceRelease(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs {
+		f.put("k", "v", time.Minute)
+	}
+	fs[4].setFault(errDown, 0, nil)
+	e := newEngine(t, nodes)
+	if existed, err := e.ForceRelease(t.Context(), "k"); err != nil || !existed {
+		t.Fatalf("ForceRelease = %v, %v", existed, err)
+	}
+	if n := holders(fs[:4], "k", "v"); n != 0 {
+		t.Fatalf("%d live nodes still hold the key", n)
+	}
+	for _, f := range fs[:3] {
+		f.setFault(errDown, 0, nil)
+	}
+	if _, err := e.ForceRelease(t.Context(), "k"); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("ForceRelease with 4 down = %v, want ErrNoQuorum", err)
+	}
+}
+
+func TestRoundsForOneOwnerDoNotOverlap(t *testing.T) {
+	fs, nodes := fakes(3)
+	for _, f := range fs {
+		f.setFault(nil, 2*time.Millisecond, nil)
+	}
+	e := newEngine(t, nodes)
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			if i%2 == 0 {
+				_, _ = e.Acquire(t.Context(), "k", "v", time.Second)
+			} else {
+				_ = e.Release(t.Context(), "k", "v")
+			}
+		})
+	}
+	wg.Wait()
+	// The slot is freed only after the last round's stragglers answered.
+	unlock, err := e.keys.lock(t.Context(), "k", "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
+	for _, f := range fs {
+		f.mu.Lock()
+		maxIn := f.maxIn
+		f.mu.Unlock()
+		if maxIn != 1 {
+			t.Fatalf("%s saw %d concurrent calls for one (key, value), want 1", f.name, maxIn)
+		}
+	}
+}
+
+func TestWaitingForOwnerSlotHonoursContext(t *testing.T) {
+	fs, nodes := fakes(1)
+	gate := make(chan struct{})
+	fs[0].setFault(nil, 0, gate)
+	e := newEngine(t, nodes, WithNodeTimeout(time.Minute), WithTimeoutFactor(0.5))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = e.Acquire(context.Background(), "k", "v", time.Minute)
+	}()
+	for fs[0].callCount("setnx") == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := e.Acquire(ctx, "k", "v", time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Acquire with a cancelled context behind a running round = %v", err)
+	}
+	close(gate)
+	<-done
+}
+
+func TestTTLBounds(t *testing.T) {
+	_, nodes := fakes(1)
+	e := newEngine(t, nodes, WithMaxTTL(time.Minute))
+	if _, err := e.Acquire(t.Context(), "k", "v", 0); !errors.Is(err, ErrInvalidTTL) {
+		t.Fatalf("zero TTL = %v", err)
+	}
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Hour); !errors.Is(err, ErrTTLTooLong) {
+		t.Fatalf("TTL above max = %v", err)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	_, nodes := fakes(1)
+	for _, opt := range []Option{WithDriftFactor(0.5), WithNodeTimeout(0), WithTimeoutFactor(0), WithMaxTTL(-1)} {
+		if _, err := New(nodes, opt); err == nil {
+			t.Fatal("New accepted a bad option")
+		}
+	}
+	if _, err := New(nil); !errors.Is(err, ErrNoNodes) {
+		t.Fatalf("New(nil) = %v", err)
+	}
+}

@@ -1,0 +1,111 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// Sentinel reasons a round fails. A *RoundError wraps exactly one of them,
+// so callers branch with errors.Is.
+var (
+	// ErrTaken: the key holds another value on enough nodes that no quorum
+	// can be reached. It is the normal answer for a contended lock.
+	ErrTaken = errors.New("taken")
+	// ErrNotHeld: a release or extend found the caller's value missing on
+	// enough nodes that it cannot hold a quorum.
+	ErrNotHeld = errors.New("not held")
+	// ErrNoQuorum: too few nodes answered to decide: the lock service is
+	// sick, not the lock contended.
+	ErrNoQuorum = errors.New("no quorum")
+	// ErrValiditySpent: a quorum agreed but the round took so long that the
+	// caller would be left less than the minimum validity.
+	ErrValiditySpent = errors.New("validity spent")
+	// ErrInvalidTTL: a TTL that is not positive.
+	ErrInvalidTTL = errors.New("quorum: ttl must be positive")
+	// ErrTTLTooLong: a TTL above the engine's maximum (WithMaxTTL).
+	ErrTTLTooLong = errors.New("quorum: ttl exceeds the maximum")
+	// ErrNoNodes: New was given no nodes.
+	ErrNoNodes = errors.New("quorum: no nodes")
+)
+
+// NodeError is one backend's part in a failed round.
+type NodeError struct {
+	Addr string
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Addr + ": " + describe(e.Err) }
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// describe shortens transport errors to the words an operator needs on one line.
+func describe(err error) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection lost"
+	case errors.Is(err, syscall.ENOENT):
+		return "no such socket"
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(err.Error(), "\r", " "), "\n", " ")
+}
+
+// RoundError reports a round that did not succeed: why (Reason, a sentinel),
+// how many nodes agreed, and what each other node said.
+type RoundError struct {
+	Op     string        // "acquire", "release", "extend", "read", "delete"
+	Reason error         // ErrTaken, ErrNotHeld, ErrNoQuorum or ErrValiditySpent
+	Votes  int           // nodes that agreed
+	Nodes  int           // N
+	Quorum int           // Q
+	Spent  time.Duration // with ErrValiditySpent: how long the round took
+	// NodeErrs holds a *NodeError per node that did not agree, and one per
+	// failed rollback, formatted on one line.
+	NodeErrs *multierror.Error
+}
+
+func (e *RoundError) Error() string { return "quorum: " + e.Op + " " + e.Detail() }
+
+// Detail is the one-line description used in RESP error replies, e.g.
+// "2/5 acquired, need 3: 127.0.0.1:7001: timeout; 127.0.0.1:7002: taken".
+func (e *RoundError) Detail() string {
+	verb := map[string]string{"acquire": "acquired", "release": "released", "extend": "extended", "delete": "answered"}[e.Op]
+	if verb == "" {
+		verb = "agreed"
+	}
+	s := fmt.Sprintf("%d/%d %s, need %d", e.Votes, e.Nodes, verb, e.Quorum)
+	if errors.Is(e.Reason, ErrValiditySpent) {
+		s += fmt.Sprintf(", but the round took %s and left too little validity", e.Spent.Round(time.Millisecond))
+	}
+	if e.NodeErrs != nil && len(e.NodeErrs.Errors) > 0 {
+		s += ": " + e.NodeErrs.Error()
+	}
+	return s
+}
+
+func (e *RoundError) Unwrap() []error {
+	if e.NodeErrs == nil {
+		return []error{e.Reason}
+	}
+	return []error{e.Reason, e.NodeErrs}
+}
+
+// oneLine formats a multierror on a single line, as RESP error replies need.
+func oneLine(es []error) string {
+	parts := make([]string, len(es))
+	for i, err := range es {
+		parts[i] = err.Error()
+	}
+	return strings.Join(parts, "; ")
+}

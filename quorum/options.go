@@ -1,0 +1,50 @@
+package quorum
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Option configures an Engine.
+type Option func(*options)
+
+type options struct {
+	driftFactor   float64
+	nodeTimeout   time.Duration
+	timeoutFactor float64
+	minValidity   time.Duration
+	maxTTL        time.Duration
+	logger        *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{
+		driftFactor:   0.01,
+		nodeTimeout:   250 * time.Millisecond,
+		timeoutFactor: 0.05,
+		minValidity:   10 * time.Millisecond,
+		maxTTL:        10 * time.Minute,
+		logger:        slog.Default(),
+	}
+}
+
+// WithDriftFactor sets the assumed bound on clock-rate difference between the
+// proxy and any backend, as a fraction. Default 0.01.
+func WithDriftFactor(f float64) Option { return func(o *options) { o.driftFactor = f } }
+
+// WithNodeTimeout bounds how long a round waits for one node. Default 250ms.
+func WithNodeTimeout(d time.Duration) Option { return func(o *options) { o.nodeTimeout = d } }
+
+// WithTimeoutFactor further bounds a lock round's per-node wait to this
+// fraction of the lock TTL, so a short lock is not spent waiting. Default 0.05.
+func WithTimeoutFactor(f float64) Option { return func(o *options) { o.timeoutFactor = f } }
+
+// WithMinValidity is the least time a caller must have left on its lock when
+// an acquire or extend succeeds; less and the round fails. Default 10ms.
+func WithMinValidity(d time.Duration) Option { return func(o *options) { o.minValidity = d } }
+
+// WithMaxTTL is the longest TTL a lock may ask for. Default 10m.
+func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d } }
+
+// WithLogger sets where rollback failures are logged. Default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

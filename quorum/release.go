@@ -1,0 +1,87 @@
+package quorum
+
+import (
+	"context"
+	"time"
+)
+
+// Release compare-and-deletes key on every node. It returns nil when Q nodes
+// deleted value; a *RoundError with Reason ErrNotHeld when value was missing
+// on so many nodes that the caller cannot have held a quorum; ErrNoQuorum when
+// too few nodes answered to tell. Deletes still running when it returns
+// complete in the background.
+func (e *Engine) Release(ctx context.Context, key, value string) error {
+	unlock, err := e.keys.lock(ctx, key, value)
+	if err != nil {
+		return err
+	}
+	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
+		return n.DelIfEq(ctx, key, value)
+	})
+	t := newTally(len(e.nodes), e.quorum)
+	t.collect(ch)
+	var rerr error
+	if t.nYes < e.quorum {
+		rerr = t.roundError("release", t.failure(ErrNotHeld), e.nodes, "not held")
+	}
+	t.finish(ch, unlock)
+	return rerr
+}
+
+// Extend sets the TTL of key to ttl (padded for drift) on every node where it
+// holds value. Like Acquire it needs Q agreeing nodes and more than the minimum
+// validity left; unlike Acquire it rolls nothing back: a partly extended lock
+// only delays other owners until its TTL. Errors as for Release, plus
+// ErrValiditySpent.
+func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := e.checkTTL(ttl); err != nil {
+		return Grant{}, err
+	}
+	unlock, err := e.keys.lock(ctx, key, value)
+	if err != nil {
+		return Grant{}, err
+	}
+	start := time.Now()
+	padded := e.PaddedTTL(ttl)
+	ch := fanOut(ctx, e.nodes, e.lockTimeout(ttl), func(ctx context.Context, n Node) (bool, error) {
+		return n.PExpireIfEq(ctx, key, value, padded)
+	})
+	t := newTally(len(e.nodes), e.quorum)
+	t.collect(ch)
+	elapsed := time.Since(start)
+	var (
+		g    Grant
+		rerr *RoundError
+	)
+	switch {
+	case t.nYes >= e.quorum && ttl-elapsed > e.opts.minValidity:
+		g = Grant{Validity: ttl - elapsed, Votes: t.nYes}
+	case t.nYes >= e.quorum:
+		rerr = t.roundError("extend", ErrValiditySpent, e.nodes, "not held")
+		rerr.Spent = elapsed
+	default:
+		rerr = t.roundError("extend", t.failure(ErrNotHeld), e.nodes, "not held")
+	}
+	t.finish(ch, unlock)
+	if rerr != nil {
+		return Grant{}, rerr
+	}
+	return g, nil
+}
+
+// ForceRelease deletes key on every node whatever it holds (DEL). It reports
+// whether key existed on a quorum. It waits for every node, and fails with
+// ErrNoQuorum when fewer than Q answered.
+func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
+	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
+		return n.Del(ctx, key)
+	})
+	t := newTally(len(e.nodes), e.quorum)
+	t.drain(ch)
+	if t.nYes+t.nNo < e.quorum {
+		rerr := t.roundError("delete", ErrNoQuorum, e.nodes, "absent")
+		rerr.Votes = t.nYes + t.nNo
+		return false, rerr
+	}
+	return t.nYes >= e.quorum, nil
+}
