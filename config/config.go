@@ -1,0 +1,131 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is everything redlock-proxy can be told. Default() fills every
+// field; Load layers a YAML file, REDLOCK_* environment variables and flags
+// on top, in rising priority.
+type Config struct {
+	// Listen is the client address, host:port. Default "127.0.0.1:6380".
+	Listen string `yaml:"listen"`
+	// Backends are the independent Redis masters. Default none: the proxy
+	// then starts Embedded in-memory backends, for trying it out.
+	Backends []Backend `yaml:"backends"`
+	// Embedded is how many in-memory backends run when Backends is empty. Default 5.
+	Embedded int `yaml:"embedded"`
+	// DriftFactor bounds clock-rate difference between proxy and backends,
+	// as a fraction; TTLs are padded by it. Default 0.01.
+	DriftFactor float64 `yaml:"drift_factor"`
+	// NodeTimeout bounds the wait for one backend in a round. Default 250ms.
+	NodeTimeout time.Duration `yaml:"node_timeout"`
+	// TimeoutFactor further bounds a lock round's per-backend wait to this
+	// fraction of the lock TTL. Default 0.05.
+	TimeoutFactor float64 `yaml:"timeout_factor"`
+	// MinValidity is the least time a client must have left when a lock is
+	// granted or extended. Default 10ms.
+	MinValidity time.Duration `yaml:"min_validity"`
+	// MaxTTL is the longest lock TTL a client may ask for. Default 10m.
+	MaxTTL time.Duration `yaml:"max_ttl"`
+	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
+	// since a lock without expiry is never freed if its owner dies. Default 0.
+	DefaultTTL time.Duration `yaml:"default_ttl"`
+	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
+	// Default true (ShedLock and others release that way).
+	AllowForceRelease bool `yaml:"allow_force_release"`
+	// RequirePass, when set, is the password clients must AUTH with. Default "".
+	RequirePass string `yaml:"requirepass"`
+	// MaxClients caps client connections. Default 10000.
+	MaxClients int `yaml:"max_clients"`
+	// MaxRequestSize caps one request, in bytes. Default 1048576 (1 MiB).
+	MaxRequestSize int `yaml:"max_request_size"`
+	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// ShutdownGrace is how long in-flight rounds may finish on SIGINT/SIGTERM. Default 10s.
+	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+}
+
+// Backend is one Redis master.
+type Backend struct {
+	// Addr is host:port, or a unix socket path.
+	Addr     string `yaml:"addr"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+}
+
+// Network is "unix" for a socket path, else "tcp".
+func (b Backend) Network() string {
+	if strings.HasPrefix(b.Addr, "/") {
+		return "unix"
+	}
+	return "tcp"
+}
+
+// Default returns the configuration used where nothing else is said.
+func Default() Config {
+	return Config{
+		Listen:            "127.0.0.1:6380",
+		Embedded:          5,
+		DriftFactor:       0.01,
+		NodeTimeout:       250 * time.Millisecond,
+		TimeoutFactor:     0.05,
+		MinValidity:       10 * time.Millisecond,
+		MaxTTL:            10 * time.Minute,
+		AllowForceRelease: true,
+		MaxClients:        10000,
+		MaxRequestSize:    1 << 20,
+		ShutdownGrace:     10 * time.Second,
+	}
+}
+
+// ParseBackend reads one backend as written in -backends or REDLOCK_BACKENDS:
+// "host:port", "/path/to.sock", "redis://[user:pass@]host:port" or
+// "unix://[user:pass@]/path/to.sock".
+func ParseBackend(s string) (Backend, error) {
+	s = strings.TrimSpace(s)
+	if !strings.Contains(s, "://") {
+		return Backend{Addr: s}, nil
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return Backend{}, err
+	}
+	var b Backend
+	switch u.Scheme {
+	case "redis":
+		b.Addr = u.Host
+	case "unix":
+		b.Addr = u.Path
+	default:
+		return Backend{}, fmt.Errorf("scheme %q: want redis:// or unix://", u.Scheme)
+	}
+	if u.User != nil {
+		b.Username = u.User.Username()
+		b.Password, _ = u.User.Password()
+	}
+	return b, nil
+}
+
+// UnmarshalYAML accepts a backend as a mapping or as a ParseBackend string.
+func (b *Backend) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		pb, err := ParseBackend(n.Value)
+		*b = pb
+		return err
+	}
+	type plain Backend
+	return n.Decode((*plain)(b))
+}
+
+func (b Backend) String() string {
+	if b.Password == "" && b.Username == "" {
+		return b.Addr
+	}
+	return b.Addr + " (with credentials)"
+}

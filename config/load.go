@@ -1,0 +1,180 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// setting describes one Config field once, for flags, environment and docs.
+type setting struct {
+	key   string // YAML key; the flag is key with '-', the env REDLOCK_KEY
+	usage string
+	field func(*Config) any // pointer to the field
+}
+
+var settings = []setting{
+	{"listen", "client address, host:port", func(c *Config) any { return &c.Listen }},
+	{"backends", "comma-separated Redis masters: host:port, /socket/path, redis://[user:pass@]host:port or unix://[user:pass@]/path; none starts embedded in-memory backends", func(c *Config) any { return &c.Backends }},
+	{"embedded", "in-memory backends started when no backends are given (for trying it out only)", func(c *Config) any { return &c.Embedded }},
+	{"drift_factor", "bound on clock-rate difference between proxy and backends; TTLs are padded by it", func(c *Config) any { return &c.DriftFactor }},
+	{"node_timeout", "longest wait for one backend in a round", func(c *Config) any { return &c.NodeTimeout }},
+	{"timeout_factor", "a lock round waits for a backend at most this fraction of the lock TTL", func(c *Config) any { return &c.TimeoutFactor }},
+	{"min_validity", "least time a client must have left when a lock is granted or extended", func(c *Config) any { return &c.MinValidity }},
+	{"max_ttl", "longest lock TTL a client may ask for", func(c *Config) any { return &c.MaxTTL }},
+	{"default_ttl", "TTL for SET NX without one; 0 refuses such a SET (a lock without expiry is never freed if its owner dies)", func(c *Config) any { return &c.DefaultTTL }},
+	{"allow_force_release", "let DEL/UNLINK delete a lock whoever holds it", func(c *Config) any { return &c.AllowForceRelease }},
+	{"requirepass", "password clients must AUTH with; empty: none", func(c *Config) any { return &c.RequirePass }},
+	{"max_clients", "most client connections at once", func(c *Config) any { return &c.MaxClients }},
+	{"max_request_size", "largest request a client may send, in bytes", func(c *Config) any { return &c.MaxRequestSize }},
+	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
+	{"shutdown_grace", "on SIGINT/SIGTERM, how long in-flight rounds may finish", func(c *Config) any { return &c.ShutdownGrace }},
+}
+
+func flagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+func envName(key string) string  { return "REDLOCK_" + strings.ToUpper(key) }
+
+// Load builds the configuration from, in rising priority: Default(), the YAML
+// file named by -config (or REDLOCK_CONFIG), REDLOCK_* environment variables
+// (read through getenv), and the flags in args. It returns flag.ErrHelp after
+// printing the usage to out when args ask for it.
+func Load(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	fs := flag.NewFlagSet("redlock-proxy", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { PrintUsage(out) }
+	configPath := fs.String("config", getenv("REDLOCK_CONFIG"), "")
+	flagged := map[string]string{}
+	for _, s := range settings {
+		fs.Func(flagName(s.key), s.usage, func(v string) error { flagged[s.key] = v; return nil })
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("config: unexpected argument %q (settings are flags: -h lists them)", fs.Arg(0))
+	}
+
+	cfg := Default()
+	if *configPath != "" {
+		if err := cfg.loadFile(*configPath); err != nil {
+			return Config{}, err
+		}
+	}
+	for _, s := range settings {
+		if v := getenv(envName(s.key)); v != "" {
+			if err := set(s.field(&cfg), v); err != nil {
+				return Config{}, fmt.Errorf("config: %s=%q: %w", envName(s.key), v, err)
+			}
+		}
+	}
+	for _, s := range settings {
+		if v, ok := flagged[s.key]; ok {
+			if err := set(s.field(&cfg), v); err != nil {
+				return Config{}, fmt.Errorf("config: -%s %q: %w", flagName(s.key), v, err)
+			}
+		}
+	}
+	return cfg, cfg.Validate()
+}
+
+func (c *Config) loadFile(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("config: %s: %w", path, err)
+	}
+	return nil
+}
+
+// set parses v into the field p points to.
+func set(p any, v string) error {
+	var err error
+	switch p := p.(type) {
+	case *string:
+		*p = v
+	case *int:
+		*p, err = strconv.Atoi(v)
+	case *float64:
+		*p, err = strconv.ParseFloat(v, 64)
+	case *bool:
+		*p, err = strconv.ParseBool(v)
+	case *time.Duration:
+		*p, err = time.ParseDuration(v)
+	case *[]Backend:
+		*p = nil
+		for _, s := range strings.Split(v, ",") {
+			if strings.TrimSpace(s) == "" {
+				continue
+			}
+			b, perr := ParseBackend(s)
+			if perr != nil {
+				return perr
+			}
+			*p = append(*p, b)
+		}
+	default:
+		panic(fmt.Sprintf("config: no parser for %T", p))
+	}
+	return err
+}
+
+// format renders a field's value the way set reads it.
+func format(p any) string {
+	switch p := p.(type) {
+	case *string:
+		return strconv.Quote(*p)
+	case *[]Backend:
+		parts := make([]string, len(*p))
+		for i, b := range *p {
+			parts[i] = b.String()
+		}
+		return strconv.Quote(strings.Join(parts, ","))
+	case *time.Duration:
+		return p.String()
+	case *int:
+		return strconv.Itoa(*p)
+	case *float64:
+		return strconv.FormatFloat(*p, 'g', -1, 64)
+	case *bool:
+		return strconv.FormatBool(*p)
+	}
+	panic(fmt.Sprintf("config: no formatter for %T", p))
+}
+
+// PrintUsage documents every setting with its flag, environment variable,
+// YAML key and default.
+func PrintUsage(w io.Writer) {
+	d := Default()
+	fmt.Fprintf(w, "Usage: redlock-proxy [flags]\n\n")
+	fmt.Fprintf(w, "A Redis-protocol endpoint whose lock commands are Redlock rounds across independent Redis masters.\n")
+	fmt.Fprintf(w, "Settings come from defaults, then the YAML file, then REDLOCK_* environment variables, then flags.\n\n")
+	fmt.Fprintf(w, "  -config FILE\n    \tYAML file with any of the settings below, by their yaml key (env REDLOCK_CONFIG)\n")
+	for _, s := range settings {
+		fmt.Fprintf(w, "  -%s\n    \t%s (default %s; env %s; yaml %s)\n", flagName(s.key), s.usage, format(s.field(&d)), envName(s.key), s.key)
+	}
+}
+
+// Doc is one setting as the README's table shows it.
+type Doc struct{ Key, Flag, Env, Default, Usage string }
+
+// Docs lists every setting with its default.
+func Docs() []Doc {
+	d := Default()
+	out := make([]Doc, len(settings))
+	for i, s := range settings {
+		out[i] = Doc{s.key, "-" + flagName(s.key), envName(s.key), format(s.field(&d)), s.usage}
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"time"
+)
+
+// Validate reports every setting that makes no sense, each naming its field.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("config: %s: "+format, append([]any{field}, args...)...))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%q is not host:port: %v", c.Listen, err)
+	}
+	seen := map[string]int{}
+	for i, b := range c.Backends {
+		field := fmt.Sprintf("backends[%d]", i)
+		switch {
+		case b.Addr == "":
+			bad(field, "empty address")
+			continue
+		case b.Network() == "tcp":
+			if _, _, err := net.SplitHostPort(b.Addr); err != nil {
+				bad(field, "%q is neither host:port nor an absolute socket path: %v", b.Addr, err)
+			}
+		}
+		if j, dup := seen[b.Addr]; dup {
+			bad(field, "%s duplicates backends[%d]: one Redis counted twice breaks the majority", b.Addr, j)
+		}
+		seen[b.Addr] = i
+	}
+	if len(c.Backends) == 0 && c.Embedded < 1 {
+		bad("embedded", "%d: with no backends configured at least one embedded backend is needed", c.Embedded)
+	}
+	if c.DriftFactor < 0 || c.DriftFactor >= 0.5 {
+		bad("drift_factor", "%v outside [0, 0.5)", c.DriftFactor)
+	}
+	if c.TimeoutFactor <= 0 || c.TimeoutFactor >= 1 {
+		bad("timeout_factor", "%v outside (0, 1)", c.TimeoutFactor)
+	}
+	positive := []struct {
+		field string
+		d     time.Duration
+	}{{"node_timeout", c.NodeTimeout}, {"max_ttl", c.MaxTTL}}
+	for _, p := range positive {
+		if p.d <= 0 {
+			bad(p.field, "%v must be positive", p.d)
+		}
+	}
+	nonNegative := []struct {
+		field string
+		d     time.Duration
+	}{{"min_validity", c.MinValidity}, {"default_ttl", c.DefaultTTL}, {"idle_timeout", c.IdleTimeout}, {"shutdown_grace", c.ShutdownGrace}}
+	for _, p := range nonNegative {
+		if p.d < 0 {
+			bad(p.field, "%v must not be negative", p.d)
+		}
+	}
+	if c.MaxTTL > 0 && c.NodeTimeout >= c.MaxTTL {
+		bad("node_timeout", "%v must be shorter than max_ttl %v: a backend could be waited on longer than any lock lives", c.NodeTimeout, c.MaxTTL)
+	}
+	if c.MaxTTL > 0 && c.MinValidity >= c.MaxTTL {
+		bad("min_validity", "%v must be shorter than max_ttl %v, or no lock could ever be granted", c.MinValidity, c.MaxTTL)
+	}
+	if c.DefaultTTL > c.MaxTTL {
+		bad("default_ttl", "%v exceeds max_ttl %v", c.DefaultTTL, c.MaxTTL)
+	}
+	if c.DefaultTTL > 0 && c.DefaultTTL <= c.MinValidity {
+		bad("default_ttl", "%v must exceed min_validity %v", c.DefaultTTL, c.MinValidity)
+	}
+	if c.MaxClients < 1 {
+		bad("max_clients", "%d must be at least 1", c.MaxClients)
+	}
+	if c.MaxRequestSize < 1024 {
+		bad("max_request_size", "%d bytes is below the 1024-byte minimum", c.MaxRequestSize)
+	}
+	return errors.Join(errs...)
+}
+
+// Warnings lists settings that are valid but unwise.
+func (c Config) Warnings() []string {
+	var w []string
+	n := len(c.Backends)
+	if n == 0 {
+		n = c.Embedded
+	}
+	if n%2 == 0 {
+		w = append(w, fmt.Sprintf("%d backends: an even count tolerates no more failures than %d would (quorum %d); use an odd number", n, n-1, n/2+1))
+	}
+	if len(c.Backends) > 0 && len(c.Backends) < 3 {
+		w = append(w, fmt.Sprintf("%d backends: no failure can be tolerated; Redlock needs at least 3 independent masters", len(c.Backends)))
+	}
+	return w
+}
