@@ -1,0 +1,148 @@
+// Command redlock-proxy is a Redis-protocol endpoint whose lock commands are
+// Redlock rounds across independent Redis masters. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/proxy"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+func main() {
+	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if err := run(os.Args[1:], os.Getenv, os.Stderr, logger); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		logger.Error("redlock-proxy stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until SIGINT or SIGTERM, then shuts down within the grace
+// period; a second signal closes at once.
+func run(args []string, getenv func(string) string, out io.Writer, logger *slog.Logger) error {
+	cfg, err := config.Load(args, getenv, out)
+	if err != nil {
+		return err
+	}
+	a, err := start(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.engine.Nodes(), "quorum", a.engine.Quorum())
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- a.server.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case sig := <-sigs:
+		logger.Info("shutting down: finishing in-flight rounds", "signal", sig.String(), "grace", cfg.ShutdownGrace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			logger.Warn("second signal: closing now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := a.server.Shutdown(ctx); err != nil {
+		logger.Warn("grace period over; closed the remaining connections", "err", err)
+	}
+	<-served
+	return nil
+}
+
+// app is a running proxy: the engine over its backends and the RESP server.
+type app struct {
+	engine   *quorum.Engine
+	server   *proxy.Server
+	embedded *embedded
+}
+
+// start maps the configuration onto the quorum and proxy options; it starts
+// embedded backends when none are configured.
+func start(cfg config.Config, logger *slog.Logger) (*app, error) {
+	for _, w := range cfg.Warnings() {
+		logger.Warn(w)
+	}
+	a := &app{}
+	backends := cfg.Backends
+	if len(backends) == 0 {
+		var err error
+		if a.embedded, err = startEmbedded(cfg.Embedded); err != nil {
+			return nil, err
+		}
+		backends = a.embedded.backends
+		logger.Warn("NO BACKENDS CONFIGURED: serving from in-memory embedded backends inside this process. " +
+			"This is for trying redlock-proxy out only: these locks share one process and vanish with it. " +
+			"Give real, independent Redis masters with -backends or REDLOCK_BACKENDS.")
+	}
+	nodes := make([]quorum.Node, len(backends))
+	for i, b := range backends {
+		nodes[i] = quorum.NewRedisNode(&redis.Options{
+			Network:  b.Network(),
+			Addr:     b.Addr,
+			Username: b.Username,
+			Password: b.Password,
+			Protocol: 2,
+			PoolSize: 64,
+		})
+	}
+	engine, err := quorum.New(nodes,
+		quorum.WithDriftFactor(cfg.DriftFactor),
+		quorum.WithNodeTimeout(cfg.NodeTimeout),
+		quorum.WithTimeoutFactor(cfg.TimeoutFactor),
+		quorum.WithMinValidity(cfg.MinValidity),
+		quorum.WithMaxTTL(cfg.MaxTTL),
+		quorum.WithLogger(logger),
+	)
+	if err != nil {
+		a.embedded.close()
+		return nil, fmt.Errorf("quorum: %w", err)
+	}
+	a.engine = engine
+	a.server = proxy.New(engine,
+		proxy.WithRequirePass(cfg.RequirePass),
+		proxy.WithMaxClients(cfg.MaxClients),
+		proxy.WithMaxRequestSize(cfg.MaxRequestSize),
+		proxy.WithIdleTimeout(cfg.IdleTimeout),
+		proxy.WithDefaultTTL(cfg.DefaultTTL),
+		proxy.WithForceRelease(cfg.AllowForceRelease),
+		proxy.WithLogger(logger),
+	)
+	return a, nil
+}
+
+func (a *app) close() {
+	_ = a.server.Close()
+	_ = a.engine.Close()
+	a.embedded.close()
+}

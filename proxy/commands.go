@@ -1,0 +1,134 @@
+package proxy
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+)
+
+// command is one entry of the dispatch table.
+type command struct {
+	name    string
+	handler func(c *client, args [][]byte)
+	// arity counts the command name, as Redis does: n means exactly n
+	// arguments, -n at least n.
+	arity int
+	flags cmdFlags
+}
+
+type cmdFlags uint8
+
+const (
+	flagNoAuth cmdFlags = 1 << iota // allowed before AUTH
+	flagLock                        // runs a quorum round
+	flagRead                        // reads by quorum
+)
+
+// commandTable lists every command the proxy answers. Anything else gets
+// Redis's unknown-command error: nothing a client sends reaches a backend
+// except through the engine's lock operations.
+func (s *Server) commandTable() map[string]*command {
+	table := map[string]*command{}
+	add := func(name string, arity int, flags cmdFlags, h func(*client, [][]byte)) {
+		if _, dup := table[name]; dup {
+			panic("proxy: command registered twice: " + name)
+		}
+		table[name] = &command{name: name, handler: h, arity: arity, flags: flags}
+	}
+	// Locks.
+	add("set", -3, flagLock, s.cmdSet)
+	add("eval", -3, flagLock, s.cmdEval)
+	add("evalsha", -3, flagLock, s.cmdEvalSHA)
+	add("script", -2, 0, s.cmdScript)
+	add("get", 2, flagRead, s.cmdGet)
+	add("pttl", 2, flagRead, s.cmdPTTL)
+	add("ttl", 2, flagRead, s.cmdTTL)
+	add("exists", -2, flagRead, s.cmdExists)
+	add("del", -2, flagLock, s.cmdDel)
+	add("unlink", -2, flagLock, s.cmdDel)
+	// Connection and server.
+	add("ping", -1, 0, cmdPing)
+	add("echo", 2, 0, cmdEcho)
+	add("quit", -1, flagNoAuth, cmdQuit)
+	add("auth", -2, flagNoAuth, s.cmdAuth)
+	add("hello", -1, flagNoAuth, s.cmdHello)
+	add("client", -2, 0, s.cmdClient)
+	add("select", 2, 0, cmdSelect)
+	add("info", -1, 0, s.cmdInfo)
+	add("command", -1, 0, s.cmdCommand)
+	add("cluster", -2, 0, cmdCluster)
+	add("wait", 3, 0, cmdWait)
+	return table
+}
+
+// dispatch runs one command: lookup, arity, auth, then the handler, with a
+// panic in the handler turned into an error reply for that command alone.
+func (s *Server) dispatch(c *client, args [][]byte) {
+	s.stats.commands.Add(1)
+	cmd := s.lookup(args[0])
+	switch {
+	case cmd == nil:
+		c.wr.WriteError(unknownCommand(args))
+		return
+	case cmd.arity > 0 && len(args) != cmd.arity, cmd.arity < 0 && len(args) < -cmd.arity:
+		c.wr.WriteError(replyText(errWrongArity(cmd.name)))
+		return
+	case !c.authed && cmd.flags&flagNoAuth == 0:
+		c.wr.WriteError(string(errNoAuth))
+		return
+	}
+	c.lastCmd = cmd.name
+	mark := len(c.wr.Buffer())
+	defer func() {
+		if r := recover(); r != nil {
+			s.opts.logger.Error("command panicked", "command", cmd.name, "panic", r, "stack", string(debug.Stack()))
+			c.wr.SetBuffer(c.wr.Buffer()[:mark]) // drop a half-written reply
+			c.wr.WriteError(fmt.Sprintf("ERR internal error in '%s'; the proxy logged it", cmd.name))
+		}
+	}()
+	cmd.handler(c, args)
+}
+
+// lookup finds a command by name in any case without allocating.
+func (s *Server) lookup(name []byte) *command {
+	if cmd, ok := s.cmds[string(name)]; ok {
+		return cmd
+	}
+	if len(name) > 32 {
+		return nil
+	}
+	var buf [32]byte
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return s.cmds[string(lower)]
+}
+
+// unknownCommand is Redis's text for an unknown command, which clients match
+// on (ioredis and rueidis fall back from HELLO by it), plus a hint.
+func unknownCommand(args [][]byte) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with: ", truncate(args[0], 128))
+	budget := 128
+	for _, a := range args[1:] {
+		if budget <= 0 {
+			break
+		}
+		t := truncate(a, budget)
+		budget -= len(t)
+		fmt.Fprintf(&b, "'%s' ", t)
+	}
+	b.WriteString("(redlock-proxy serves lock commands only)")
+	return oneLine(b.String())
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
+}

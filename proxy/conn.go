@@ -1,0 +1,156 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/redcon"
+)
+
+// client is one connection and its session state. Its commands run one
+// batch at a time on its own goroutine; replies go out in order.
+type client struct {
+	s       *Server
+	nc      net.Conn
+	rd      *redcon.Reader
+	wr      *redcon.Writer
+	limit   *limitReader
+	ctx     context.Context
+	cancel  context.CancelFunc
+	id      int64
+	created time.Time
+
+	// Session state, touched only by the connection's goroutine.
+	authed          bool
+	name            string
+	libName, libVer string
+	lastCmd         string
+	quit            bool
+
+	mu     sync.Mutex // guards busy and closed against Shutdown
+	busy   bool
+	closed bool
+}
+
+func newClient(s *Server, nc net.Conn) *client {
+	limit := &limitReader{r: nc, max: s.opts.maxRequestSize}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &client{
+		s:       s,
+		nc:      nc,
+		rd:      redcon.NewReader(limit),
+		wr:      redcon.NewWriter(nc),
+		limit:   limit,
+		ctx:     ctx,
+		cancel:  cancel,
+		id:      s.nextID.Add(1),
+		created: time.Now(),
+		authed:  s.opts.requirePass == "",
+	}
+}
+
+func (c *client) serve() {
+	defer func() {
+		c.cancel()
+		_ = c.nc.Close()
+		c.s.forget(c)
+	}()
+	for {
+		if c.s.opts.idleTimeout > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.idleTimeout))
+		}
+		cmds, err := c.rd.ReadCommands()
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		c.limit.reset()
+		if !c.begin() {
+			return
+		}
+		for _, cmd := range cmds {
+			c.s.dispatch(c, cmd.Args)
+			if c.quit {
+				break
+			}
+		}
+		err = c.wr.Flush()
+		if !c.end() || err != nil || c.quit {
+			return
+		}
+	}
+}
+
+// readFailed answers a malformed or oversized request before the connection
+// closes; a closed or timed-out connection gets nothing.
+func (c *client) readFailed(err error) {
+	var msg string
+	switch {
+	case errors.Is(err, errRequestTooLarge):
+		msg = "ERR Protocol error: request larger than max_request_size"
+	case strings.HasPrefix(err.Error(), "Protocol error"): // redcon's parse errors
+		msg = "ERR " + err.Error()
+	default:
+		return
+	}
+	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	c.wr.WriteError(msg)
+	_ = c.wr.Flush()
+}
+
+// begin marks a batch running; false if Shutdown closed the connection first.
+func (c *client) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy = !c.closed
+	return c.busy
+}
+
+// end marks the batch answered; false if the server is shutting down.
+func (c *client) end() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.busy = false
+	if c.s.isClosing() {
+		c.closed = true
+	}
+	return !c.closed
+}
+
+// closeIfIdle closes the connection unless a batch is running (that batch
+// closes it once answered). The caller holds s.mu.
+func (c *client) closeIfIdle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.busy && !c.closed {
+		c.closed = true
+		_ = c.nc.Close()
+	}
+}
+
+var errRequestTooLarge = errors.New("request too large")
+
+// limitReader fails once more than max bytes arrive without the reader
+// completing a command, so half a command sent forever, or a huge declared
+// bulk length, cannot pin unbounded memory.
+type limitReader struct {
+	r   io.Reader
+	n   int
+	max int
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.n > l.max {
+		return 0, errRequestTooLarge
+	}
+	n, err := l.r.Read(p)
+	l.n += n
+	return n, err
+}
+
+func (l *limitReader) reset() { l.n = 0 }

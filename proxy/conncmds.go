@@ -1,0 +1,270 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// version is the Redis version the proxy reports; clients gate features on it.
+const version = "7.0.15"
+
+func cmdPing(c *client, args [][]byte) {
+	switch len(args) {
+	case 1:
+		c.wr.WriteString("PONG")
+	case 2:
+		c.wr.WriteBulk(args[1])
+	default:
+		c.writeErr(errWrongArity("ping"))
+	}
+}
+
+func cmdEcho(c *client, args [][]byte) { c.wr.WriteBulk(args[1]) }
+
+func cmdQuit(c *client, _ [][]byte) {
+	c.wr.WriteString("OK")
+	c.quit = true
+}
+
+// cmdAuth: AUTH password | AUTH username password. Only the default user exists.
+func (s *Server) cmdAuth(c *client, args [][]byte) {
+	if len(args) > 3 {
+		c.writeErr(errSyntax)
+		return
+	}
+	user, pass := "default", args[len(args)-1]
+	if len(args) == 3 {
+		user = string(args[1])
+	}
+	if err := s.authenticate(user, pass); err != nil {
+		c.writeErr(err)
+		return
+	}
+	c.authed = true
+	c.wr.WriteString("OK")
+}
+
+func (s *Server) authenticate(user string, pass []byte) error {
+	switch {
+	case s.opts.requirePass == "" && user == "default":
+		return errNoPassword
+	case s.opts.requirePass == "" || user != "default":
+		return errWrongPass
+	case subtle.ConstantTimeCompare(pass, []byte(s.opts.requirePass)) != 1:
+		return errWrongPass
+	}
+	return nil
+}
+
+// cmdHello: HELLO [2 [AUTH user pass] [SETNAME name]]. RESP3 is not spoken
+// yet: HELLO 3 gets the unknown-command text on which every client falls
+// back to RESP2 (see CLIENTS.md).
+func (s *Server) cmdHello(c *client, args [][]byte) {
+	if len(args) >= 2 {
+		ver, err := strconv.Atoi(string(args[1]))
+		switch {
+		case err != nil:
+			c.writeErr(respError("ERR Protocol version is not an integer or out of range"))
+			return
+		case ver == 3:
+			c.writeErr(respError("ERR unknown command 'HELLO', with args beginning with: '3'"))
+			return
+		case ver != 2:
+			c.writeErr(respError("NOPROTO unsupported protocol version"))
+			return
+		}
+	}
+	var name []byte
+	setName := false
+	for i := 2; i < len(args); i++ {
+		switch {
+		case equalFold(args[i], "auth") && i+2 < len(args):
+			if err := s.authenticate(string(args[i+1]), args[i+2]); err != nil {
+				c.writeErr(err)
+				return
+			}
+			c.authed = true
+			i += 2
+		case equalFold(args[i], "setname") && i+1 < len(args):
+			name, setName = args[i+1], true
+			i++
+		default:
+			c.writeErr(respError(fmt.Sprintf("ERR Syntax error in HELLO option '%s'", truncate(args[i], 64))))
+			return
+		}
+	}
+	if !c.authed {
+		c.writeErr(respError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
+		return
+	}
+	if setName {
+		if err := validClientName(name); err != nil {
+			c.writeErr(err)
+			return
+		}
+		c.name = string(name)
+	}
+	c.wr.WriteArray(14)
+	c.wr.WriteBulkString("server")
+	c.wr.WriteBulkString("redis")
+	c.wr.WriteBulkString("version")
+	c.wr.WriteBulkString(version)
+	c.wr.WriteBulkString("proto")
+	c.wr.WriteInt(2)
+	c.wr.WriteBulkString("id")
+	c.wr.WriteInt64(c.id)
+	c.wr.WriteBulkString("mode")
+	c.wr.WriteBulkString("standalone")
+	c.wr.WriteBulkString("role")
+	c.wr.WriteBulkString("master")
+	c.wr.WriteBulkString("modules")
+	c.wr.WriteArray(0)
+}
+
+func validClientName(name []byte) error {
+	for _, b := range name {
+		if b < '!' || b > '~' {
+			return respError("ERR Client names cannot contain spaces, newlines or special characters.")
+		}
+	}
+	return nil
+}
+
+// cmdClient: CLIENT SETNAME | GETNAME | ID | SETINFO | INFO.
+func (s *Server) cmdClient(c *client, args [][]byte) {
+	sub := args[1]
+	switch {
+	case equalFold(sub, "setname") && len(args) == 3:
+		if err := validClientName(args[2]); err != nil {
+			c.writeErr(err)
+			return
+		}
+		c.name = string(args[2])
+		c.wr.WriteString("OK")
+	case equalFold(sub, "getname") && len(args) == 2:
+		if c.name == "" {
+			c.wr.WriteNull()
+			return
+		}
+		c.wr.WriteBulkString(c.name)
+	case equalFold(sub, "id") && len(args) == 2:
+		c.wr.WriteInt64(c.id)
+	case equalFold(sub, "setinfo") && len(args) == 4:
+		switch {
+		case equalFold(args[2], "lib-name"):
+			c.libName = string(args[3])
+		case equalFold(args[2], "lib-ver"):
+			c.libVer = string(args[3])
+		default:
+			c.writeErr(respError(fmt.Sprintf("ERR Unrecognized option '%s'", truncate(args[2], 64))))
+			return
+		}
+		c.wr.WriteString("OK")
+	case equalFold(sub, "info") && len(args) == 2:
+		c.wr.WriteBulkString(c.info())
+	default:
+		c.writeErr(unknownSubcommand(sub, "CLIENT"))
+	}
+}
+
+// info is the CLIENT INFO / CLIENT LIST line for c.
+func (c *client) info() string {
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 cmd=%s lib-name=%s lib-ver=%s\n",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), c.lastCmd, c.libName, c.libVer)
+}
+
+func cmdSelect(c *client, args [][]byte) {
+	db, err := strconv.Atoi(string(args[1]))
+	switch {
+	case err != nil:
+		c.writeErr(errNotInteger)
+	case db != 0:
+		c.writeErr(errDBIndex)
+	default:
+		c.wr.WriteString("OK")
+	}
+}
+
+func cmdCluster(c *client, _ [][]byte) { c.writeErr(errClusterOff) }
+
+// cmdWait: there are no replicas to wait for.
+func cmdWait(c *client, args [][]byte) {
+	if _, err := strconv.ParseInt(string(args[1]), 10, 64); err != nil {
+		c.writeErr(errNotInteger)
+		return
+	}
+	if _, err := strconv.ParseInt(string(args[2]), 10, 64); err != nil {
+		c.writeErr(errNotInteger)
+		return
+	}
+	c.wr.WriteInt(0)
+}
+
+// cmdCommand: COMMAND, COMMAND COUNT, COMMAND INFO name..., COMMAND DOCS.
+func (s *Server) cmdCommand(c *client, args [][]byte) {
+	switch {
+	case len(args) == 1:
+		c.wr.WriteArray(len(s.cmds))
+		for _, name := range s.commandNames() {
+			writeCommandInfo(c, s.cmds[name])
+		}
+	case equalFold(args[1], "count"):
+		c.wr.WriteInt(len(s.cmds))
+	case equalFold(args[1], "info"):
+		c.wr.WriteArray(len(args) - 2)
+		for _, name := range args[2:] {
+			if cmd := s.lookup(name); cmd != nil {
+				writeCommandInfo(c, cmd)
+			} else {
+				c.wr.WriteNull()
+			}
+		}
+	case equalFold(args[1], "docs"):
+		c.wr.WriteArray(0) // no docs: redis-cli then works without hints
+	default:
+		c.writeErr(unknownSubcommand(args[1], "COMMAND"))
+	}
+}
+
+// writeCommandInfo writes the 10-field Redis 7 command entry.
+func writeCommandInfo(c *client, cmd *command) {
+	c.wr.WriteArray(10)
+	c.wr.WriteBulkString(cmd.name)
+	c.wr.WriteInt(cmd.arity)
+	var flags []string
+	switch {
+	case cmd.flags&flagLock != 0:
+		flags = []string{"write"}
+	case cmd.flags&flagRead != 0:
+		flags = []string{"readonly"}
+	default:
+		flags = []string{"fast"}
+	}
+	if cmd.flags&flagNoAuth != 0 {
+		flags = append(flags, "no_auth")
+	}
+	c.wr.WriteArray(len(flags))
+	for _, f := range flags {
+		c.wr.WriteString(f)
+	}
+	first, last := keySpec(cmd.name)
+	c.wr.WriteInt(first)
+	c.wr.WriteInt(last)
+	c.wr.WriteInt(min(first, 1))
+	for range 4 { // ACL categories, tips, key specs, subcommands
+		c.wr.WriteArray(0)
+	}
+}
+
+// keySpec is a command's first and last key position (-1: all the rest).
+func keySpec(name string) (first, last int) {
+	switch name {
+	case "set", "get", "pttl", "ttl":
+		return 1, 1
+	case "exists", "del", "unlink":
+		return 1, -1
+	}
+	return 0, 0
+}

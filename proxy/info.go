@@ -1,0 +1,104 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+func (s *Server) commandNames() []string {
+	names := make([]string, 0, len(s.cmds))
+	for name := range s.cmds {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// cmdInfo: INFO [section...]. Sections: server, clients, persistence (with
+// loading:0, which ioredis waits for), replication (role:master), stats, and
+// redlock with each backend's state. "all", "everything" and "default" give all.
+func (s *Server) cmdInfo(c *client, args [][]byte) {
+	want := map[string]bool{}
+	for _, a := range args[1:] {
+		want[strings.ToLower(string(a))] = true
+	}
+	all := len(want) == 0 || want["all"] || want["everything"] || want["default"]
+	sections := []struct {
+		name string
+		body func() string
+	}{
+		{"server", s.infoServer},
+		{"clients", s.infoClients},
+		{"persistence", func() string { return "loading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\n" }},
+		{"replication", func() string { return "role:master\r\nconnected_slaves:0\r\n" }},
+		{"stats", s.infoStats},
+		{"redlock", func() string { return s.infoRedlock(c.ctx) }},
+	}
+	var b strings.Builder
+	for _, sec := range sections {
+		if !all && !want[sec.name] {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\r\n")
+		}
+		fmt.Fprintf(&b, "# %s%s\r\n%s", strings.ToUpper(sec.name[:1]), sec.name[1:], sec.body())
+	}
+	c.wr.WriteBulkString(b.String())
+}
+
+func (s *Server) infoServer() string {
+	port := ""
+	s.mu.Lock()
+	for ln := range s.listeners {
+		_, port, _ = net.SplitHostPort(ln.Addr().String())
+	}
+	s.mu.Unlock()
+	up := time.Since(s.started)
+	return fmt.Sprintf("redis_version:%s\r\nredis_mode:standalone\r\nserver_name:redlock-proxy\r\nos:%s %s\r\n"+
+		"arch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n",
+		version, runtime.GOOS, runtime.GOARCH, runtime.Version(), os.Getpid(), s.runID, port, int(up.Seconds()), int(up.Hours()/24))
+}
+
+func (s *Server) infoClients() string {
+	return fmt.Sprintf("connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:0\r\n", s.Clients(), s.opts.maxClients)
+}
+
+func (s *Server) infoStats() string {
+	st := &s.stats
+	return fmt.Sprintf("total_connections_received:%d\r\ntotal_commands_processed:%d\r\nrejected_connections:%d\r\n"+
+		"lock_acquired:%d\r\nlock_taken:%d\r\nlock_released:%d\r\nlock_noquorum:%d\r\n",
+		st.connections.Load(), st.commands.Load(), st.rejected.Load(),
+		st.acquired.Load(), st.taken.Load(), st.released.Load(), st.noQuorum.Load())
+}
+
+// infoRedlock pings every backend now, so the section shows live state.
+func (s *Server) infoRedlock(ctx context.Context) string {
+	status := s.engine.Status(ctx)
+	up := 0
+	var nodes strings.Builder
+	for i, st := range status {
+		state, detail := "up", ""
+		if st.Up {
+			up++
+		} else {
+			state, detail = "down", ",error="+strings.NewReplacer(",", ";", "\r", " ", "\n", " ").Replace(st.Err.Error())
+		}
+		fmt.Fprintf(&nodes, "backend%d:addr=%s,state=%s,latency_us=%d%s\r\n", i, st.Addr, state, st.Latency.Microseconds(), detail)
+	}
+	return fmt.Sprintf("backends:%d\r\nquorum:%d\r\nbackends_up:%d\r\nquorum_available:%d\r\nmax_ttl_ms:%d\r\n%s",
+		s.engine.Nodes(), s.engine.Quorum(), up, boolInt(up >= s.engine.Quorum()), s.engine.MaxTTL().Milliseconds(), nodes.String())
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

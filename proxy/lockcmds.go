@@ -1,0 +1,148 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// cmdSet: SET key value NX PX|EX ttl is an acquire round. Anything else that
+// would write without the lock protocol is refused.
+func (s *Server) cmdSet(c *client, args [][]byte) {
+	req, err := parseSet(args[1:], time.Now())
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if !req.NX || req.XX || req.Get {
+		c.writeErr(errLockWriteOnly)
+		return
+	}
+	ttl, err := s.lockTTL(req)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	_, err = s.engine.Acquire(c.ctx, req.Key, req.Value, ttl)
+	switch {
+	case err == nil:
+		s.stats.acquired.Add(1)
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrTaken):
+		s.stats.taken.Add(1)
+		c.wr.WriteNull() // exactly what one Redis answers for a taken lock
+	default:
+		c.writeErr(err)
+	}
+}
+
+// lockTTL is the TTL an acquire asks for: the one given, else the configured
+// default, within max_ttl.
+func (s *Server) lockTTL(req setArgs) (time.Duration, error) {
+	ttl := req.TTL
+	if !req.HasTTL {
+		if s.opts.defaultTTL == 0 {
+			return 0, respError("ERR a lock needs a TTL: SET key value NX PX <ms> (a lock without expiry is never freed if its owner dies; operators may set default_ttl)")
+		}
+		ttl = s.opts.defaultTTL
+	}
+	return ttl, s.checkTTL(ttl)
+}
+
+func (s *Server) checkTTL(ttl time.Duration) error {
+	if max := s.engine.MaxTTL(); ttl > max {
+		return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl %d ms", ttl.Milliseconds(), max.Milliseconds()))
+	}
+	return nil
+}
+
+func (s *Server) cmdGet(c *client, args [][]byte) {
+	e, err := s.engine.Read(c.ctx, string(args[1]))
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case e.Found:
+		c.wr.WriteBulkString(e.Value)
+	default:
+		c.wr.WriteNull()
+	}
+}
+
+// cmdPTTL answers the conservative remaining TTL of the majority value in ms:
+// -2 when no value holds a quorum, -1 for a key without expiry.
+func (s *Server) cmdPTTL(c *client, args [][]byte) {
+	if ttl, ok := s.readTTL(c, args[1]); ok {
+		c.wr.WriteInt64(ttl.Milliseconds())
+	}
+}
+
+// cmdTTL is PTTL in seconds, rounded as Redis rounds.
+func (s *Server) cmdTTL(c *client, args [][]byte) {
+	if ttl, ok := s.readTTL(c, args[1]); ok {
+		if ttl < 0 {
+			c.wr.WriteInt64(int64(ttl / time.Millisecond))
+			return
+		}
+		c.wr.WriteInt64((ttl.Milliseconds() + 500) / 1000)
+	}
+}
+
+// readTTL returns -2ms / -1ms / the remaining TTL, or writes the error.
+func (s *Server) readTTL(c *client, key []byte) (time.Duration, bool) {
+	e, err := s.engine.Read(c.ctx, string(key))
+	switch {
+	case err != nil:
+		c.writeErr(err)
+		return 0, false
+	case !e.Found:
+		return -2 * time.Millisecond, true
+	case e.TTL < 0:
+		return -1 * time.Millisecond, true
+	}
+	return e.TTL, true
+}
+
+func (s *Server) cmdExists(c *client, args [][]byte) {
+	n := 0
+	for _, key := range args[1:] {
+		e, err := s.engine.Read(c.ctx, string(key))
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		if e.Found {
+			n++
+		}
+	}
+	c.wr.WriteInt(n)
+}
+
+// cmdDel force-releases: the key goes on every backend whoever holds it.
+func (s *Server) cmdDel(c *client, args [][]byte) {
+	if !s.opts.allowForceRelease {
+		c.writeErr(respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", c.lastCmd)))
+		return
+	}
+	n := 0
+	for _, key := range args[1:] {
+		existed, err := s.engine.ForceRelease(c.ctx, string(key))
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		if existed {
+			n++
+		}
+	}
+	c.wr.WriteInt(n)
+}
+
+// writeErr writes err as one RESP error line.
+func (c *client) writeErr(err error) {
+	if errors.Is(err, quorum.ErrNoQuorum) || errors.Is(err, quorum.ErrValiditySpent) {
+		c.s.stats.noQuorum.Add(1)
+	}
+	c.wr.WriteError(replyText(err))
+}

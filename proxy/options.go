@@ -1,0 +1,52 @@
+package proxy
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Option configures a Server.
+type Option func(*options)
+
+type options struct {
+	requirePass       string
+	maxClients        int
+	maxRequestSize    int
+	idleTimeout       time.Duration
+	defaultTTL        time.Duration
+	allowForceRelease bool
+	logger            *slog.Logger
+}
+
+func defaultOptions() options {
+	return options{
+		maxClients:        10000,
+		maxRequestSize:    1 << 20,
+		allowForceRelease: true,
+		logger:            slog.Default(),
+	}
+}
+
+// WithRequirePass makes clients AUTH with password first. Default: no password.
+func WithRequirePass(password string) Option { return func(o *options) { o.requirePass = password } }
+
+// WithMaxClients caps client connections; one more gets
+// "ERR max number of clients reached" and is closed. Default 10000.
+func WithMaxClients(n int) Option { return func(o *options) { o.maxClients = n } }
+
+// WithMaxRequestSize caps one request in bytes; a larger one gets a protocol
+// error and its connection is closed. Default 1 MiB.
+func WithMaxRequestSize(n int) Option { return func(o *options) { o.maxRequestSize = n } }
+
+// WithIdleTimeout closes connections that send nothing for d. Default 0: never.
+func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }
+
+// WithDefaultTTL gives SET NX without a TTL this one. Default 0: such a SET is
+// refused, since a lock without expiry is never freed if its owner dies.
+func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.defaultTTL = d } }
+
+// WithForceRelease lets DEL/UNLINK delete locks whoever holds them. Default true.
+func WithForceRelease(allow bool) Option { return func(o *options) { o.allowForceRelease = allow } }
+
+// WithLogger sets the logger. Default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

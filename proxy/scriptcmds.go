@@ -1,0 +1,144 @@
+package proxy
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
+// a quorum round. The script itself never reaches a backend.
+func (s *Server) cmdEval(c *client, args [][]byte) {
+	sha, kind, ok := s.scripts.recognise(string(args[1]))
+	if !ok {
+		c.writeErr(unknownScript(sha))
+		return
+	}
+	s.runScript(c, sha, kind, args[2:])
+}
+
+// cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
+// SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
+func (s *Server) cmdEvalSHA(c *client, args [][]byte) {
+	kind, ok := s.scripts.bySHA(string(args[1]))
+	if !ok {
+		c.writeErr(errNoScript)
+		return
+	}
+	s.runScript(c, string(args[1]), kind, args[2:])
+}
+
+func unknownScript(sha string) error {
+	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises "+
+		"(the canonical compare-and-delete and compare-and-PEXPIRE); this script was not forwarded", sha))
+}
+
+// runScript splits numkeys key... arg... as Redis does and runs the meaning.
+func (s *Server) runScript(c *client, sha string, kind scriptKind, rest [][]byte) {
+	numKeys, err := strconv.Atoi(string(rest[0]))
+	switch {
+	case err != nil:
+		c.writeErr(errNotInteger)
+		return
+	case numKeys < 0:
+		c.writeErr(respError("ERR Number of keys can't be negative"))
+		return
+	case numKeys > len(rest)-1:
+		c.writeErr(respError("ERR Number of keys can't be greater than number of args"))
+		return
+	}
+	keys, argv := rest[1:1+numKeys], rest[1+numKeys:]
+	switch kind {
+	case scriptRelease:
+		if len(keys) < 1 || len(argv) < 1 {
+			c.writeErr(scriptArgs(sha, kind, "1 key and 1 argument (the owner value)"))
+			return
+		}
+		s.release(c, string(keys[0]), string(argv[0]))
+	case scriptExtend:
+		if len(keys) < 1 || len(argv) < 2 {
+			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
+			return
+		}
+		ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
+		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+			c.writeErr(errInvalidExpire("pexpire"))
+			return
+		}
+		s.extend(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
+	}
+}
+
+func scriptArgs(sha string, kind scriptKind, want string) error {
+	return respError(fmt.Sprintf("ERR script %s (%s) needs %s", sha, kind, want))
+}
+
+// release answers 1 when a quorum deleted the owner's value, 0 when the
+// caller did not hold it on a majority.
+func (s *Server) release(c *client, key, value string) {
+	err := s.engine.Release(c.ctx, key, value)
+	switch {
+	case err == nil:
+		s.stats.released.Add(1)
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
+}
+
+// extend answers 1 when a quorum took the new TTL, 0 when the caller did
+// not hold the lock on a majority.
+func (s *Server) extend(c *client, key, value string, ttl time.Duration) {
+	if err := s.checkTTL(ttl); err != nil {
+		c.writeErr(err)
+		return
+	}
+	_, err := s.engine.Extend(c.ctx, key, value, ttl)
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
+}
+
+// cmdScript: SCRIPT LOAD | EXISTS | FLUSH.
+func (s *Server) cmdScript(c *client, args [][]byte) {
+	sub := args[1]
+	switch {
+	case equalFold(sub, "load") && len(args) == 3:
+		sha, _, ok := s.scripts.recognise(string(args[2]))
+		if !ok {
+			c.writeErr(unknownScript(sha))
+			return
+		}
+		c.wr.WriteBulkString(sha)
+	case equalFold(sub, "exists") && len(args) >= 3:
+		c.wr.WriteArray(len(args) - 2)
+		for _, sha := range args[2:] {
+			if _, ok := s.scripts.bySHA(string(sha)); ok {
+				c.wr.WriteInt(1)
+			} else {
+				c.wr.WriteInt(0)
+			}
+		}
+	case equalFold(sub, "flush") && len(args) <= 3:
+		s.scripts.flush()
+		c.wr.WriteString("OK")
+	case equalFold(sub, "load"), equalFold(sub, "exists"), equalFold(sub, "flush"):
+		c.writeErr(respError(fmt.Sprintf("ERR wrong number of arguments for 'script|%s' command", string(sub))))
+	default:
+		c.writeErr(unknownSubcommand(sub, "SCRIPT"))
+	}
+}
+
+func unknownSubcommand(sub []byte, cmd string) error {
+	return respError(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(sub, 128), cmd))
+}

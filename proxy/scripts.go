@@ -1,0 +1,166 @@
+package proxy
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+	"sync"
+)
+
+// scriptKind is what a recognised script means as a lock operation.
+type scriptKind uint8
+
+const (
+	scriptRelease scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
+	scriptExtend                        // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
+)
+
+func (k scriptKind) String() string {
+	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend"}[k]
+}
+
+// knownTexts are exact script texts seen from real clients (CLIENTS.md).
+// Their SHA1s are known before any client loads them, so EVALSHA works on a
+// fresh replica without a NOSCRIPT round trip.
+var knownTexts = map[string]scriptKind{
+	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
+	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
+	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,
+	// one line, double quotes (b70c2384...), single quotes (e9f69f2b...), bsm/redislock (cf0e94b2...).
+	`if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`:   scriptRelease,
+	`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`: scriptRelease,
+	`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`: scriptRelease,
+}
+
+// canonicalForms maps the normalised text of every accepted shape of the
+// canonical compare-and-delete and compare-and-PEXPIRE to its meaning.
+var canonicalForms = func() map[string]scriptKind {
+	forms := map[string]scriptKind{}
+	conds := []string{`redis.call("get",KEYS[1]) == ARGV[1]`, `ARGV[1] == redis.call("get",KEYS[1])`}
+	actions := map[string]scriptKind{
+		`redis.call("del",KEYS[1])`:             scriptRelease,
+		`redis.call("unlink",KEYS[1])`:          scriptRelease,
+		`redis.call("pexpire",KEYS[1],ARGV[2])`: scriptExtend,
+	}
+	for _, cond := range conds {
+		for action, kind := range actions {
+			forms[normalizeScript("if "+cond+" then return "+action+" else return 0 end")] = kind
+			forms[normalizeScript("if "+cond+" then return "+action+" end return 0")] = kind
+		}
+	}
+	return forms
+}()
+
+// scriptRegistry resolves script texts and SHA1s to meanings. It is shared by
+// all connections, like Redis's script cache.
+type scriptRegistry struct {
+	mu     sync.RWMutex
+	loaded map[string]scriptKind // SHA1 -> kind, for texts seen via EVAL / SCRIPT LOAD
+}
+
+// maxLoadedScripts bounds the cache against clients that send endless variants.
+const maxLoadedScripts = 4096
+
+var knownSHAs = func() map[string]scriptKind {
+	m := map[string]scriptKind{}
+	for text, kind := range knownTexts {
+		m[sha1Hex(text)] = kind
+	}
+	return m
+}()
+
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// recognise returns the meaning of script text, remembering its SHA1.
+func (r *scriptRegistry) recognise(text string) (sha string, kind scriptKind, ok bool) {
+	sha = sha1Hex(text)
+	if kind, ok = knownSHAs[sha]; ok {
+		return sha, kind, true
+	}
+	if kind, ok = canonicalForms[normalizeScript(text)]; !ok {
+		return sha, 0, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded == nil || len(r.loaded) >= maxLoadedScripts {
+		r.loaded = make(map[string]scriptKind)
+	}
+	r.loaded[sha] = kind
+	return sha, kind, true
+}
+
+// bySHA returns the meaning of a script by SHA1 (any case).
+func (r *scriptRegistry) bySHA(sha string) (scriptKind, bool) {
+	sha = strings.ToLower(sha)
+	if kind, ok := knownSHAs[sha]; ok {
+		return kind, true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	kind, ok := r.loaded[sha]
+	return kind, ok
+}
+
+// flush forgets the SHA1s learnt from clients; the known ones stay.
+func (r *scriptRegistry) flush() {
+	r.mu.Lock()
+	r.loaded = nil
+	r.mu.Unlock()
+}
+
+// normalizeScript reduces a Lua text to a form in which hand-typed variants
+// of one script compare equal: comments and ';' dropped, whitespace kept only
+// where it separates two words, every string literal double-quoted and
+// lower-cased (in these scripts string literals are command names). Names
+// outside strings keep their case: KEYS and keys differ in Lua.
+func normalizeScript(src string) string {
+	var b strings.Builder
+	b.Grow(len(src))
+	space := false // whitespace seen since the last byte written
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '-' && i+1 < len(src) && src[i+1] == '-':
+			for i < len(src) && src[i] != '\n' {
+				i++
+			}
+			space = true
+		case c == '"' || c == '\'':
+			j := i + 1
+			for j < len(src) && src[j] != c {
+				if src[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			end := min(j, len(src))
+			b.WriteByte('"')
+			b.WriteString(strings.ToLower(src[i+1 : end]))
+			b.WriteByte('"')
+			i, space = end, false
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			space = true
+		case c == ';':
+			space = true
+		default:
+			if space && b.Len() > 0 && isWordByte(lastByte(&b)) && isWordByte(c) {
+				b.WriteByte(' ')
+			}
+			b.WriteByte(c)
+			space = false
+		}
+	}
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c == '.' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func lastByte(b *strings.Builder) byte {
+	s := b.String()
+	return s[len(s)-1]
+}

@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// ErrServerClosed is returned by Serve after Close or Shutdown.
+var ErrServerClosed = errors.New("proxy: server closed")
+
+// Server speaks RESP to lock clients and turns their lock commands into
+// quorum rounds. It keeps no lock state: replicas can share one set of backends.
+type Server struct {
+	engine  *quorum.Engine
+	opts    options
+	cmds    map[string]*command
+	scripts scriptRegistry
+	started time.Time
+	runID   string
+	stats   stats
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	clients   map[*client]struct{}
+	closing   atomic.Bool
+	conns     sync.WaitGroup
+	nextID    atomic.Int64
+}
+
+// stats are the counters INFO shows.
+type stats struct {
+	connections, rejected, commands     atomic.Int64
+	acquired, taken, noQuorum, released atomic.Int64
+}
+
+// New returns a server that runs lock commands on engine.
+func New(engine *quorum.Engine, opts ...Option) *Server {
+	o := defaultOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	id := make([]byte, 20)
+	_, _ = rand.Read(id)
+	s := &Server{
+		engine:    engine,
+		opts:      o,
+		started:   time.Now(),
+		runID:     hex.EncodeToString(id),
+		listeners: map[net.Listener]struct{}{},
+		clients:   map[*client]struct{}{},
+	}
+	s.cmds = s.commandTable()
+	return s
+}
+
+// Serve accepts connections on ln until Close or Shutdown; it then returns
+// ErrServerClosed.
+func (s *Server) Serve(ln net.Listener) error {
+	s.mu.Lock()
+	if s.closing.Load() {
+		s.mu.Unlock()
+		return ErrServerClosed
+	}
+	s.listeners[ln] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.listeners, ln)
+		s.mu.Unlock()
+	}()
+	var backoff time.Duration
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if s.isClosing() {
+				return ErrServerClosed
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+				backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+				s.opts.logger.Warn("accept failed; retrying", "err", err, "backoff", backoff)
+				time.Sleep(backoff)
+				continue
+			}
+			return err
+		}
+		backoff = 0
+		s.accept(nc)
+	}
+}
+
+func (s *Server) accept(nc net.Conn) {
+	s.stats.connections.Add(1)
+	s.mu.Lock()
+	if s.closing.Load() || len(s.clients) >= s.opts.maxClients {
+		closing := s.closing.Load()
+		s.mu.Unlock()
+		s.stats.rejected.Add(1)
+		if !closing {
+			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = nc.Write([]byte("-" + string(errMaxClients) + "\r\n"))
+		}
+		_ = nc.Close()
+		return
+	}
+	c := newClient(s, nc)
+	s.clients[c] = struct{}{}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	go c.serve()
+}
+
+func (s *Server) forget(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c)
+	s.mu.Unlock()
+	s.conns.Done()
+}
+
+func (s *Server) isClosing() bool { return s.closing.Load() }
+
+// stopAccepting closes every listener and closes the connections that are
+// between commands. Connections running a command close once it is answered.
+func (s *Server) stopAccepting() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closing.Store(true)
+	for ln := range s.listeners {
+		_ = ln.Close()
+	}
+	for c := range s.clients {
+		c.closeIfIdle()
+	}
+}
+
+// Shutdown stops accepting, lets commands already running finish and answer,
+// then closes every connection. If ctx ends first, it closes what is left and
+// returns ctx's error. Rounds cut off that way still run to their end in the
+// engine (a rollback is never abandoned); only their replies are lost.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopAccepting()
+	done := make(chan struct{})
+	go func() {
+		s.conns.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		s.closeAll()
+		<-done
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting and closes every connection at once.
+func (s *Server) Close() error {
+	s.stopAccepting()
+	s.closeAll()
+	s.conns.Wait()
+	return nil
+}
+
+func (s *Server) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.clients {
+		_ = c.nc.Close()
+	}
+}
+
+// Clients returns the number of open client connections.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
