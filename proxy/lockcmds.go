@@ -59,7 +59,7 @@ func (s *Server) checkTTL(ttl time.Duration) error {
 }
 
 func (s *Server) cmdGet(c *client, args [][]byte) {
-	e, err := s.engine.Read(c.ctx, string(args[1]))
+	e, err := s.engine.Get(c.ctx, string(args[1]))
 	switch {
 	case err != nil:
 		c.writeErr(err)
@@ -107,7 +107,7 @@ func (s *Server) readTTL(c *client, key []byte) (time.Duration, bool) {
 func (s *Server) cmdExists(c *client, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		e, err := s.engine.Read(c.ctx, string(key))
+		e, err := s.engine.Get(c.ctx, string(key))
 		if err != nil {
 			c.writeErr(err)
 			return

@@ -8,16 +8,28 @@ import (
 	"github.com/hashicorp/go-multierror"
 )
 
-// Read returns the value key holds on a quorum of nodes, with a conservative
-// remaining TTL: the Q-th largest TTL among the nodes that hold it (when that
-// one expires, fewer than Q hold it) minus the drift allowance. Found is false
-// when no value is held by Q nodes. When too many nodes fail to answer to
-// tell, it returns a *RoundError with Reason ErrNoQuorum.
+// Get returns the value key holds on a quorum of nodes; Found is false when
+// no value is held by Q nodes. It decides as soon as Q nodes agree, so its
+// TTL is only a lower bound: use Read for the TTL. When too many nodes fail
+// to answer to tell, it returns a *RoundError with Reason ErrNoQuorum.
+func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
+	return e.read(ctx, key, true)
+}
+
+// Read is Get with a conservative remaining TTL: the Q-th largest TTL among
+// the nodes that hold the majority value (when that one expires, fewer than
+// Q hold it) minus the drift allowance. It waits for every node (each bounded
+// by the node timeout), so that a lock just extended on a quorum reads as
+// extended even while the extension still reaches the other nodes.
 //
 // A TTL whose conservative remainder is not positive reads as not found: the
 // window a client could have been given is over. A key without expiry reads
 // with a negative TTL.
 func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
+	return e.read(ctx, key, false)
+}
+
+func (e *Engine) read(ctx context.Context, key string, early bool) (Entry, error) {
 	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (Entry, error) {
 		return n.Read(ctx, key)
 	})
@@ -36,11 +48,16 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 		answers = append(answers, r)
 		if !r.val.Found {
 			absent++
-		} else if counts[r.val.Value]++; counts[r.val.Value] >= e.quorum {
+		} else if counts[r.val.Value]++; early && counts[r.val.Value] >= e.quorum {
 			return e.majorityEntry(r.val.Value, answers), nil
 		}
 		if absent > len(e.nodes)-e.quorum {
 			return Entry{}, nil // no value can reach Q any more
+		}
+	}
+	for value, c := range counts {
+		if c >= e.quorum {
+			return e.majorityEntry(value, answers), nil
 		}
 	}
 	// No value reached Q. That is a definite "absent" only if no value could

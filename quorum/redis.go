@@ -39,6 +39,7 @@ func NewRedisNode(opt *redis.Options) *RedisNode {
 	o.MaxRetries = -1
 	o.ContextTimeoutEnabled = true
 	o.DisableIdentity = true
+	o.DialerRetries = 1 // a refused dial is a vote against, now; not five tries later
 	return &RedisNode{client: redis.NewClient(&o), addr: o.Addr}
 }
 

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/proxy"
+)
+
+// harness is the proxy, in-process on a free port, in front of real
+// redis-server backends, wired by the same start() that main uses.
+type harness struct {
+	t       *testing.T
+	backend []*redistest.Server
+	app     *app
+	addr    string
+	served  chan error
+}
+
+// newHarness starts n redis-servers (none: embedded backends) and the proxy;
+// mutate adjusts the configuration first.
+func newHarness(t *testing.T, n int, mutate func(*config.Config)) *harness {
+	t.Helper()
+	h := &harness{t: t}
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	if n > 0 {
+		h.backend = redistest.Start(t, n)
+		for _, addr := range redistest.Addrs(h.backend) {
+			cfg.Backends = append(cfg.Backends, config.Backend{Addr: addr})
+		}
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.app, h.addr, h.served = a, ln.Addr().String(), make(chan error, 1)
+	go func() { h.served <- a.server.Serve(ln) }()
+	t.Cleanup(func() {
+		a.close()
+		if err := <-h.served; !errors.Is(err, proxy.ErrServerClosed) {
+			t.Errorf("Serve returned %v", err)
+		}
+	})
+	return h
+}
+
+// client is a go-redis client to the proxy that never retries, so every
+// error reaches the test.
+func (h *harness) client(opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: h.addr, MaxRetries: -1, ReadTimeout: 10 * time.Second}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	h.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// holders counts the backends whose key holds value.
+func (h *harness) holders(key, value string) int {
+	h.t.Helper()
+	n := 0
+	for _, b := range h.backend {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		v, err := b.Client().Get(ctx, key).Result()
+		cancel()
+		if err == nil && v == value {
+			n++
+		}
+	}
+	return n
+}
+
+// anyKey reports whether key exists on any of the given live backends.
+func anyKey(t *testing.T, backends []*redistest.Server, key string) bool {
+	t.Helper()
+	for _, b := range backends {
+		n, err := b.Client().Exists(t.Context(), key).Result()
+		if err != nil {
+			t.Fatalf("backend %s: %v", b.Addr, err)
+		}
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	unlockScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	extendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
+)
