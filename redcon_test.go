@@ -448,7 +448,6 @@ func TestAuth(t *testing.T) {
 
 func TestMaxClients(t *testing.T) {
 	h := newHarness(t, 3, func(c *config.Config) { c.MaxClients = 2 })
-	var conns []net.Conn
 	for range 2 {
 		nc, err := net.Dial("tcp", h.addr)
 		if err != nil {
@@ -459,7 +458,6 @@ func TestMaxClients(t *testing.T) {
 		if line, _ := bufio.NewReader(nc).ReadString('\n'); line != "+PONG\r\n" {
 			t.Fatalf("client within the limit got %q", line)
 		}
-		conns = append(conns, nc)
 	}
 	nc, err := net.Dial("tcp", h.addr)
 	if err != nil {

@@ -26,7 +26,6 @@ var (
 	errClusterOff    = respError("ERR This instance has cluster support disabled")
 	errDBIndex       = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
 	errLockWriteOnly = respError("ERR redlock-proxy only takes lock writes: SET key value NX PX <ms> (or EX <s>); plain SET, XX, KEEPTTL and GET would bypass the lock protocol")
-	errShuttingDown  = respError("ERR redlock-proxy is shutting down")
 )
 
 func errInvalidExpire(cmd string) error {

@@ -1,0 +1,110 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestKnownSHAs(t *testing.T) {
+	// CLIENTS.md, first row, plus ShedLock's and bsm/redislock's identical releases.
+	for _, sha := range []string{
+		"647c65a442733a1aa440f99908d249d13b4d6c4a",
+		"b70c2384248f88e6b75b9f89241a180f856ad852",
+		"e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4",
+		"194f3902b2dd08557818d09fc2e7682d91480e53",
+		"cf0e94b2e9ffc7e04395cf88f7583fc309985910",
+		"647C65A442733A1AA440F99908D249D13B4D6C4A",
+	} {
+		var r scriptRegistry
+		if kind, ok := r.bySHA(sha); !ok || kind != scriptRelease {
+			t.Errorf("%s is not known as a release", sha)
+		}
+	}
+}
+
+func TestRecognise(t *testing.T) {
+	tests := []struct {
+		text string
+		want scriptKind // 0: not recognised
+	}{
+		{"if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end", scriptRelease},
+		{"IF", 0},
+		{"if redis.call(\"GET\", KEYS[1]) == ARGV[1] then\n\treturn redis.call(\"DEL\", KEYS[1]);\nelse\n\treturn 0;\nend\n", scriptRelease},
+		{"-- release the lock\nif redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('unlink', KEYS[1]) end\nreturn 0", scriptRelease},
+		{"if ARGV[1] == redis.call('get', KEYS[1]) then return redis.call('del', KEYS[1]) else return 0 end", scriptRelease},
+		{"if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end", scriptExtend},
+		{"if redis.call('GET',KEYS[1])==ARGV[1] then return redis.call('PEXPIRE',KEYS[1],ARGV[2]) end return 0", scriptExtend},
+		// Not the same script: other key, lower-case keys (a nil global in Lua), other command, extra work.
+		{"if redis.call('get',KEYS[2]) == ARGV[1] then return redis.call('del',KEYS[2]) else return 0 end", 0},
+		{"if redis.call('get',keys[1]) == argv[1] then return redis.call('del',keys[1]) else return 0 end", 0},
+		{"if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('expire',KEYS[1],ARGV[2]) else return 0 end", 0},
+		{"redis.call('flushall') if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end", 0},
+		{"if redis.call('get',KEYS[1]) ~= ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end", 0},
+		{"return 1", 0},
+		{"", 0},
+	}
+	for _, tt := range tests {
+		var r scriptRegistry
+		sha, kind, ok := r.recognise(tt.text)
+		if ok != (tt.want != 0) || kind != tt.want {
+			t.Errorf("recognise(%q) = %v, %v; want %v\nnormalised: %s", tt.text, kind, ok, tt.want, normalizeScript(tt.text))
+			continue
+		}
+		if ok {
+			if k, found := r.bySHA(sha); !found || k != kind {
+				t.Errorf("%q: its SHA1 was not remembered", tt.text)
+			}
+		}
+	}
+}
+
+func TestScriptCacheIsBounded(t *testing.T) {
+	var r scriptRegistry
+	for i := range maxLoadedScripts + 10 {
+		r.recognise("if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end" + strings.Repeat(" ", i))
+	}
+	if n := len(r.loaded); n > maxLoadedScripts {
+		t.Fatalf("script cache grew to %d entries", n)
+	}
+}
+
+// unlockTokens is the canonical compare-and-delete as tokens; word tokens
+// need a separator between them.
+var unlockTokens = []string{"if", "redis.call", "(", "'get'", ",", "KEYS[1]", ")", "==", "ARGV[1]", "then",
+	"return", "redis.call", "(", "'del'", ",", "KEYS[1]", ")", "else", "return", "0", "end"}
+
+// FuzzNormalizeScript: whatever whitespace, semicolons, comments, quote
+// style and command-name case a human types between the tokens of the
+// canonical unlock, it is recognised as the release script; and the
+// normaliser never panics on arbitrary text.
+func FuzzNormalizeScript(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7}, "if redis.call('get',KEYS[1]) == ARGV[1] then return 1 end")
+	f.Add([]byte{7, 7, 7}, "--[[ comment ]] 'unterminated")
+	f.Add([]byte{}, "\"\\\"")
+	seps := []string{"", " ", "\t", "\n", "\r\n", " ; ", "  ", " -- note\n"}
+	f.Fuzz(func(t *testing.T, choice []byte, arbitrary string) {
+		_ = normalizeScript(arbitrary)
+
+		var b strings.Builder
+		for i, tok := range unlockTokens {
+			if i > 0 {
+				sep := ""
+				if len(choice) > 0 {
+					sep = seps[int(choice[i%len(choice)])%len(seps)]
+				}
+				if sep == "" && isWordByte(unlockTokens[i-1][len(unlockTokens[i-1])-1]) && isWordByte(tok[0]) {
+					sep = " "
+				}
+				b.WriteString(sep)
+			}
+			if strings.HasPrefix(tok, "'") && len(choice) > 0 && choice[0]%2 == 1 {
+				tok = `"` + strings.ToUpper(tok[1:len(tok)-1]) + `"`
+			}
+			b.WriteString(tok)
+		}
+		var r scriptRegistry
+		if _, kind, ok := r.recognise(b.String()); !ok || kind != scriptRelease {
+			t.Fatalf("not recognised as a release:\n%s\nnormalised: %s", b.String(), normalizeScript(b.String()))
+		}
+	})
+}
