@@ -110,3 +110,16 @@ const (
 	unlockScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
 	extendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
 )
+
+// eventually polls cond for up to 5s: rounds reply at a quorum, and the
+// remaining backends' writes land just after.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
