@@ -26,38 +26,23 @@ type Grant struct {
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	if err := e.checkTTL(ttl); err != nil {
-		return Grant{}, err
-	}
-	unlock, err := e.keys.lock(ctx, key, value)
+	r, err := e.startTimed(ctx, key, value, ttl, func(ctx context.Context, n Node, padded time.Duration) (bool, error) {
+		return n.SetNX(ctx, key, value, padded)
+	})
 	if err != nil {
 		return Grant{}, err
 	}
-	start := time.Now()
-	padded := e.PaddedTTL(ttl)
-	ch := fanOut(ctx, e.nodes, e.lockTimeout(ttl), func(ctx context.Context, n Node) (bool, error) {
-		return n.SetNX(ctx, key, value, padded)
-	})
-	t := newTally(len(e.nodes), e.quorum)
-	t.collect(ch)
-	elapsed := time.Since(start)
-	if t.nYes >= e.quorum && ttl-elapsed > e.opts.minValidity {
-		g := Grant{Validity: ttl - elapsed, Votes: t.nYes}
-		t.finish(ch, unlock)
+	if g, rerr := e.verdict(r, "acquire", ErrTaken, "taken"); rerr == nil {
+		r.finish(r.ch, r.unlock)
 		return g, nil
 	}
-
-	defer unlock()
-	t.drain(ch)
-	var rerr *RoundError
-	if t.nYes >= e.quorum {
-		rerr = t.roundError("acquire", ErrValiditySpent, e.nodes, "taken")
-		rerr.Spent = elapsed
-	} else {
-		reason := t.failure(ErrTaken)
-		rerr = t.roundError("acquire", reason, e.nodes, "taken")
-	}
-	if rb := e.rollback(ctx, key, value, t.maybeWrote()); rb != nil {
+	defer r.unlock()
+	// Wait for every node, so that nothing still in flight lands after the
+	// rollback, and judge again with every vote in: the reply names each
+	// node's answer and tells "taken" from "sick" on all of them.
+	r.drain(r.ch)
+	_, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
+	if rb := e.rollback(ctx, key, value, r.maybeWrote()); rb != nil {
 		if rerr.NodeErrs == nil {
 			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
 		}

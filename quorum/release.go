@@ -34,35 +34,14 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 // only delays other owners until its TTL. Errors as for Release, plus
 // ErrValiditySpent.
 func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	if err := e.checkTTL(ttl); err != nil {
-		return Grant{}, err
-	}
-	unlock, err := e.keys.lock(ctx, key, value)
+	r, err := e.startTimed(ctx, key, value, ttl, func(ctx context.Context, n Node, padded time.Duration) (bool, error) {
+		return n.PExpireIfEq(ctx, key, value, padded)
+	})
 	if err != nil {
 		return Grant{}, err
 	}
-	start := time.Now()
-	padded := e.PaddedTTL(ttl)
-	ch := fanOut(ctx, e.nodes, e.lockTimeout(ttl), func(ctx context.Context, n Node) (bool, error) {
-		return n.PExpireIfEq(ctx, key, value, padded)
-	})
-	t := newTally(len(e.nodes), e.quorum)
-	t.collect(ch)
-	elapsed := time.Since(start)
-	var (
-		g    Grant
-		rerr *RoundError
-	)
-	switch {
-	case t.nYes >= e.quorum && ttl-elapsed > e.opts.minValidity:
-		g = Grant{Validity: ttl - elapsed, Votes: t.nYes}
-	case t.nYes >= e.quorum:
-		rerr = t.roundError("extend", ErrValiditySpent, e.nodes, "not held")
-		rerr.Spent = elapsed
-	default:
-		rerr = t.roundError("extend", t.failure(ErrNotHeld), e.nodes, "not held")
-	}
-	t.finish(ch, unlock)
+	g, rerr := e.verdict(r, "extend", ErrNotHeld, "not held")
+	r.finish(r.ch, r.unlock)
 	if rerr != nil {
 		return Grant{}, rerr
 	}
