@@ -45,6 +45,13 @@ func run(args []string, getenv func(string) string, out io.Writer, logger *slog.
 	}
 	defer a.close()
 
+	if cfg.PprofListen != "" {
+		pln, err := servePprof(cfg.PprofListen, logger)
+		if err != nil {
+			return err
+		}
+		defer pln.Close()
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return err

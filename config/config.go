@@ -47,6 +47,9 @@ type Config struct {
 	MaxRequestSize int `yaml:"max_request_size"`
 	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// PprofListen, when set, serves net/http/pprof on this host:port, for
+	// profiling. Default "" (off). Keep it on loopback: it exposes internals.
+	PprofListen string `yaml:"pprof_listen"`
 	// ShutdownGrace is how long in-flight rounds may finish on SIGINT/SIGTERM. Default 10s.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
 }
