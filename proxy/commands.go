@@ -9,7 +9,7 @@ import (
 // command is one entry of the dispatch table.
 type command struct {
 	name    string
-	handler func(c *client, args [][]byte)
+	handler func(c *request, args [][]byte)
 	// arity counts the command name, as Redis does: n means exactly n
 	// arguments, -n at least n.
 	arity int
@@ -29,7 +29,7 @@ const (
 // except through the engine's lock operations.
 func (s *Server) commandTable() map[string]*command {
 	table := map[string]*command{}
-	add := func(name string, arity int, flags cmdFlags, h func(*client, [][]byte)) {
+	add := func(name string, arity int, flags cmdFlags, h func(*request, [][]byte)) {
 		if _, dup := table[name]; dup {
 			panic("proxy: command registered twice: " + name)
 		}
@@ -63,7 +63,7 @@ func (s *Server) commandTable() map[string]*command {
 
 // dispatch runs one command: lookup, arity, auth, then the handler, with a
 // panic in the handler turned into an error reply for that command alone.
-func (s *Server) dispatch(c *client, args [][]byte) {
+func (s *Server) dispatch(c *request, args [][]byte) {
 	s.stats.commands.Add(1)
 	cmd := s.lookup(args[0])
 	switch {
@@ -77,7 +77,7 @@ func (s *Server) dispatch(c *client, args [][]byte) {
 		c.wr.WriteError(string(errNoAuth))
 		return
 	}
-	c.lastCmd = cmd.name
+	c.lastCmd.Store(cmd)
 	mark := len(c.wr.Buffer())
 	defer func() {
 		if r := recover(); r != nil {

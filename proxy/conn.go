@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -29,7 +30,7 @@ type client struct {
 	authed          bool
 	name            string
 	libName, libVer string
-	lastCmd         string
+	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
 	quit            bool
 
 	mu     sync.Mutex // guards busy and closed against Shutdown
@@ -73,17 +74,20 @@ func (c *client) serve() {
 		if !c.begin() {
 			return
 		}
-		for _, cmd := range cmds {
-			c.s.dispatch(c, cmd.Args)
-			if c.quit {
-				break
-			}
-		}
+		c.run(cmds)
 		err = c.wr.Flush()
 		if !c.end() || err != nil || c.quit {
 			return
 		}
 	}
+}
+
+// request is one command being answered: the connection's session plus the
+// writer its reply goes to, which is the connection's own, or a buffer of
+// its own when it runs beside other commands of a pipeline.
+type request struct {
+	*client
+	wr *redcon.Writer
 }
 
 // readFailed answers a malformed or oversized request before the connection

@@ -10,7 +10,7 @@ import (
 // version is the Redis version the proxy reports; clients gate features on it.
 const version = "7.0.15"
 
-func cmdPing(c *client, args [][]byte) {
+func cmdPing(c *request, args [][]byte) {
 	switch len(args) {
 	case 1:
 		c.wr.WriteString("PONG")
@@ -21,15 +21,15 @@ func cmdPing(c *client, args [][]byte) {
 	}
 }
 
-func cmdEcho(c *client, args [][]byte) { c.wr.WriteBulk(args[1]) }
+func cmdEcho(c *request, args [][]byte) { c.wr.WriteBulk(args[1]) }
 
-func cmdQuit(c *client, _ [][]byte) {
+func cmdQuit(c *request, _ [][]byte) {
 	c.wr.WriteString("OK")
 	c.quit = true
 }
 
 // cmdAuth: AUTH password | AUTH username password. Only the default user exists.
-func (s *Server) cmdAuth(c *client, args [][]byte) {
+func (s *Server) cmdAuth(c *request, args [][]byte) {
 	if len(args) > 3 {
 		c.writeErr(errSyntax)
 		return
@@ -61,7 +61,7 @@ func (s *Server) authenticate(user string, pass []byte) error {
 // cmdHello: HELLO [2 [AUTH user pass] [SETNAME name]]. RESP3 is not spoken
 // yet: HELLO 3 gets the unknown-command text on which every client falls
 // back to RESP2 (see CLIENTS.md).
-func (s *Server) cmdHello(c *client, args [][]byte) {
+func (s *Server) cmdHello(c *request, args [][]byte) {
 	if len(args) >= 2 {
 		ver, err := strconv.Atoi(string(args[1]))
 		switch {
@@ -133,7 +133,7 @@ func validClientName(name []byte) error {
 }
 
 // cmdClient: CLIENT SETNAME | GETNAME | ID | SETINFO | INFO.
-func (s *Server) cmdClient(c *client, args [][]byte) {
+func (s *Server) cmdClient(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
 	case equalFold(sub, "setname") && len(args) == 3:
@@ -171,11 +171,15 @@ func (s *Server) cmdClient(c *client, args [][]byte) {
 
 // info is the CLIENT INFO / CLIENT LIST line for c.
 func (c *client) info() string {
+	last := ""
+	if cmd := c.lastCmd.Load(); cmd != nil {
+		last = cmd.name
+	}
 	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 cmd=%s lib-name=%s lib-ver=%s\n",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), c.lastCmd, c.libName, c.libVer)
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), last, c.libName, c.libVer)
 }
 
-func cmdSelect(c *client, args [][]byte) {
+func cmdSelect(c *request, args [][]byte) {
 	db, err := strconv.Atoi(string(args[1]))
 	switch {
 	case err != nil:
@@ -187,10 +191,10 @@ func cmdSelect(c *client, args [][]byte) {
 	}
 }
 
-func cmdCluster(c *client, _ [][]byte) { c.writeErr(errClusterOff) }
+func cmdCluster(c *request, _ [][]byte) { c.writeErr(errClusterOff) }
 
 // cmdWait: there are no replicas to wait for.
-func cmdWait(c *client, args [][]byte) {
+func cmdWait(c *request, args [][]byte) {
 	if _, err := strconv.ParseInt(string(args[1]), 10, 64); err != nil {
 		c.writeErr(errNotInteger)
 		return
@@ -203,7 +207,7 @@ func cmdWait(c *client, args [][]byte) {
 }
 
 // cmdCommand: COMMAND, COMMAND COUNT, COMMAND INFO name..., COMMAND DOCS.
-func (s *Server) cmdCommand(c *client, args [][]byte) {
+func (s *Server) cmdCommand(c *request, args [][]byte) {
 	switch {
 	case len(args) == 1:
 		c.wr.WriteArray(len(s.cmds))
@@ -229,7 +233,7 @@ func (s *Server) cmdCommand(c *client, args [][]byte) {
 }
 
 // writeCommandInfo writes the 10-field Redis 7 command entry.
-func writeCommandInfo(c *client, cmd *command) {
+func writeCommandInfo(c *request, cmd *command) {
 	c.wr.WriteArray(10)
 	c.wr.WriteBulkString(cmd.name)
 	c.wr.WriteInt(cmd.arity)

@@ -23,7 +23,7 @@ func (s *Server) commandNames() []string {
 // cmdInfo: INFO [section...]. Sections: server, clients, persistence (with
 // loading:0, which ioredis waits for), replication (role:master), stats, and
 // redlock with each backend's state. "all", "everything" and "default" give all.
-func (s *Server) cmdInfo(c *client, args [][]byte) {
+func (s *Server) cmdInfo(c *request, args [][]byte) {
 	want := map[string]bool{}
 	for _, a := range args[1:] {
 		want[strings.ToLower(string(a))] = true

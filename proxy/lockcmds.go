@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -10,7 +11,7 @@ import (
 
 // cmdSet: SET key value NX PX|EX ttl is an acquire round. Anything else that
 // would write without the lock protocol is refused.
-func (s *Server) cmdSet(c *client, args [][]byte) {
+func (s *Server) cmdSet(c *request, args [][]byte) {
 	req, err := parseSet(args[1:], time.Now())
 	if err != nil {
 		c.writeErr(err)
@@ -58,7 +59,7 @@ func (s *Server) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-func (s *Server) cmdGet(c *client, args [][]byte) {
+func (s *Server) cmdGet(c *request, args [][]byte) {
 	e, err := s.engine.Get(c.ctx, string(args[1]))
 	switch {
 	case err != nil:
@@ -72,14 +73,14 @@ func (s *Server) cmdGet(c *client, args [][]byte) {
 
 // cmdPTTL answers the conservative remaining TTL of the majority value in ms:
 // -2 when no value holds a quorum, -1 for a key without expiry.
-func (s *Server) cmdPTTL(c *client, args [][]byte) {
+func (s *Server) cmdPTTL(c *request, args [][]byte) {
 	if ttl, ok := s.readTTL(c, args[1]); ok {
 		c.wr.WriteInt64(ttl.Milliseconds())
 	}
 }
 
 // cmdTTL is PTTL in seconds, rounded as Redis rounds.
-func (s *Server) cmdTTL(c *client, args [][]byte) {
+func (s *Server) cmdTTL(c *request, args [][]byte) {
 	if ttl, ok := s.readTTL(c, args[1]); ok {
 		if ttl < 0 {
 			c.wr.WriteInt64(int64(ttl / time.Millisecond))
@@ -90,7 +91,7 @@ func (s *Server) cmdTTL(c *client, args [][]byte) {
 }
 
 // readTTL returns -2ms / -1ms / the remaining TTL, or writes the error.
-func (s *Server) readTTL(c *client, key []byte) (time.Duration, bool) {
+func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
 	e, err := s.engine.Read(c.ctx, string(key))
 	switch {
 	case err != nil:
@@ -104,7 +105,7 @@ func (s *Server) readTTL(c *client, key []byte) (time.Duration, bool) {
 	return e.TTL, true
 }
 
-func (s *Server) cmdExists(c *client, args [][]byte) {
+func (s *Server) cmdExists(c *request, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
 		e, err := s.engine.Get(c.ctx, string(key))
@@ -120,9 +121,9 @@ func (s *Server) cmdExists(c *client, args [][]byte) {
 }
 
 // cmdDel force-releases: the key goes on every backend whoever holds it.
-func (s *Server) cmdDel(c *client, args [][]byte) {
+func (s *Server) cmdDel(c *request, args [][]byte) {
 	if !s.opts.allowForceRelease {
-		c.writeErr(respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", c.lastCmd)))
+		c.writeErr(respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", strings.ToUpper(string(args[0])))))
 		return
 	}
 	n := 0
@@ -140,7 +141,7 @@ func (s *Server) cmdDel(c *client, args [][]byte) {
 }
 
 // writeErr writes err as one RESP error line.
-func (c *client) writeErr(err error) {
+func (c *request) writeErr(err error) {
 	if errors.Is(err, quorum.ErrNoQuorum) || errors.Is(err, quorum.ErrValiditySpent) {
 		c.s.stats.noQuorum.Add(1)
 	}

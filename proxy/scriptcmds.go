@@ -11,7 +11,7 @@ import (
 
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
-func (s *Server) cmdEval(c *client, args [][]byte) {
+func (s *Server) cmdEval(c *request, args [][]byte) {
 	sha, kind, ok := s.scripts.recognise(string(args[1]))
 	if !ok {
 		c.writeErr(unknownScript(sha))
@@ -22,7 +22,7 @@ func (s *Server) cmdEval(c *client, args [][]byte) {
 
 // cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
 // SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
-func (s *Server) cmdEvalSHA(c *client, args [][]byte) {
+func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
 	kind, ok := s.scripts.bySHA(string(args[1]))
 	if !ok {
 		c.writeErr(errNoScript)
@@ -37,7 +37,7 @@ func unknownScript(sha string) error {
 }
 
 // runScript splits numkeys key... arg... as Redis does and runs the meaning.
-func (s *Server) runScript(c *client, sha string, kind scriptKind, rest [][]byte) {
+func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byte) {
 	numKeys, err := strconv.Atoi(string(rest[0]))
 	switch {
 	case err != nil:
@@ -78,7 +78,7 @@ func scriptArgs(sha string, kind scriptKind, want string) error {
 
 // release answers 1 when a quorum deleted the owner's value, 0 when the
 // caller did not hold it on a majority.
-func (s *Server) release(c *client, key, value string) {
+func (s *Server) release(c *request, key, value string) {
 	err := s.engine.Release(c.ctx, key, value)
 	switch {
 	case err == nil:
@@ -93,7 +93,7 @@ func (s *Server) release(c *client, key, value string) {
 
 // extend answers 1 when a quorum took the new TTL, 0 when the caller did
 // not hold the lock on a majority.
-func (s *Server) extend(c *client, key, value string, ttl time.Duration) {
+func (s *Server) extend(c *request, key, value string, ttl time.Duration) {
 	if err := s.checkTTL(ttl); err != nil {
 		c.writeErr(err)
 		return
@@ -110,7 +110,7 @@ func (s *Server) extend(c *client, key, value string, ttl time.Duration) {
 }
 
 // cmdScript: SCRIPT LOAD | EXISTS | FLUSH.
-func (s *Server) cmdScript(c *client, args [][]byte) {
+func (s *Server) cmdScript(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
 	case equalFold(sub, "load") && len(args) == 3:

@@ -62,7 +62,7 @@ func converse(t *testing.T, addr, send string, n int) []string {
 
 func TestPanicInHandlerAnswersThatCommandOnly(t *testing.T) {
 	s, addr := serve(t)
-	s.cmds["boom"] = &command{name: "boom", arity: 1, handler: func(c *client, _ [][]byte) {
+	s.cmds["boom"] = &command{name: "boom", arity: 1, handler: func(c *request, _ [][]byte) {
 		c.wr.WriteArray(3) // half a reply, then the panic: it must not reach the client
 		panic("broken handler")
 	}}

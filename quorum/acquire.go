@@ -26,23 +26,21 @@ type Grant struct {
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	r, err := e.startTimed(ctx, key, value, ttl, func(ctx context.Context, n Node, padded time.Duration) (bool, error) {
-		return n.SetNX(ctx, key, value, padded)
-	})
+	r, err := e.startTimed(ctx, OpSetNX, key, value, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
 	if g, rerr := e.verdict(r, "acquire", ErrTaken, "taken"); rerr == nil {
-		r.finish(r.ch, r.unlock)
+		r.finish(r.unlock)
 		return g, nil
 	}
 	defer r.unlock()
 	// Wait for every node, so that nothing still in flight lands after the
 	// rollback, and judge again with every vote in: the reply names each
 	// node's answer and tells "taken" from "sick" on all of them.
-	r.drain(r.ch)
+	r.drain()
 	_, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
-	if rb := e.rollback(ctx, key, value, r.maybeWrote()); rb != nil {
+	if rb := e.rollback(key, value, r.maybeWrote()); rb != nil {
 		if rerr.NodeErrs == nil {
 			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
 		}
@@ -52,34 +50,27 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 }
 
 // rollback compare-and-deletes value on the given nodes and waits for all of
-// them. It runs detached from ctx's cancellation: it completes even when the
+// them. It owes nothing to the caller's context: it completes even when the
 // client that asked is gone. Nodes that answered "taken" are skipped: the
 // round wrote nothing there, and what is there may be this owner's earlier
 // lock. A failed rollback leaves a key that expires with its TTL; it is
 // reported and logged.
-func (e *Engine) rollback(ctx context.Context, key, value string, idx []int) *multierror.Error {
+func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
 	if len(idx) == 0 {
 		return nil
 	}
-	nodes := make([]Node, len(idx))
+	targets := make([]Node, len(idx))
 	for i, j := range idx {
-		nodes[i] = e.nodes[j]
+		targets[i] = e.nodes[j]
 	}
-	ch := fanOut(ctx, nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
-		return n.DelIfEq(ctx, key, value)
-	})
-	failures := make([]error, len(nodes))
-	for range nodes {
-		if r := <-ch; r.err != nil {
-			failures[r.node] = r.err
-		}
-	}
+	t := e.start(targets, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout)
+	t.drain()
 	var errs *multierror.Error
-	for i, err := range failures {
-		if err != nil {
-			addr := nodes[i].Addr()
-			e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", err)
-			errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(err))})
+	for i, v := range t.votes {
+		if v == failed {
+			addr := targets[i].Addr()
+			e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", t.errs[i])
+			errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[i]))})
 		}
 	}
 	return errs

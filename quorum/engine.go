@@ -1,7 +1,6 @@
 package quorum
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"time"
@@ -88,30 +87,19 @@ func (e *Engine) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
-// result is one node's answer in a round.
-type result[T any] struct {
-	node int
-	val  T
-	err  error
+// answer is one node's reply in a round; node indexes the round's targets.
+type answer struct {
+	node  int
+	reply Reply
 }
 
-// fanOut sends op to every node at once, each bounded by timeout. The channel
-// is buffered to N so that a caller that decides early leaves no goroutine
-// blocked: stragglers finish and exit on their own.
-//
-// Node calls run on a context detached from the caller's cancellation: a round
-// once sent runs to its end (bounded by timeout), so that its outcome, and any
-// rollback, is always known.
-func fanOut[T any](ctx context.Context, nodes []Node, timeout time.Duration, op func(context.Context, Node) (T, error)) <-chan result[T] {
-	ch := make(chan result[T], len(nodes))
-	detached := context.WithoutCancel(ctx)
-	for i, n := range nodes {
-		go func() {
-			ctx, cancel := context.WithTimeout(detached, timeout)
-			defer cancel()
-			v, err := op(ctx, n)
-			ch <- result[T]{node: i, val: v, err: err}
-		}()
+// send queues op on every target with one deadline, without a goroutine per
+// node. The channel is buffered to the number of targets, so a node answering
+// after the round stopped listening never blocks.
+func send(targets []Node, op Op, deadline time.Time) <-chan answer {
+	ch := make(chan answer, len(targets))
+	for i, n := range targets {
+		n.Do(op, deadline, func(r Reply) { ch <- answer{node: i, reply: r} })
 	}
 	return ch
 }

@@ -76,8 +76,16 @@ func (f *fakeNode) callCount(op string) int {
 	return f.calls[op]
 }
 
+var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del", OpPing: "ping"}
+
+// Do implements Node: each operation runs on its own goroutine, with the
+// faults applied, and answers through done.
+func (f *fakeNode) Do(op Op, deadline time.Time, done func(Reply)) {
+	go func() { done(f.apply(op, deadline)) }()
+}
+
 // enter applies the faults; it returns the error the call must fail with.
-func (f *fakeNode) enter(ctx context.Context, op, key string) error {
+func (f *fakeNode) enter(deadline time.Time, op, key string) error {
 	f.mu.Lock()
 	err, delay, gate := f.err, f.delay, f.gate
 	f.calls[op]++
@@ -87,100 +95,73 @@ func (f *fakeNode) enter(ctx context.Context, op, key string) error {
 	if err != nil {
 		return err
 	}
+	timeout := time.NewTimer(time.Until(deadline))
+	defer timeout.Stop()
 	if gate != nil {
 		select {
 		case <-gate:
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-timeout.C:
+			return context.DeadlineExceeded
 		}
 	}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
-		case <-ctx.Done():
-			return ctx.Err()
+		case <-timeout.C:
+			return context.DeadlineExceeded
 		}
 	}
 	return nil
 }
 
-func (f *fakeNode) leave(key string) {
-	f.mu.Lock()
-	f.inflight[key]--
-	f.mu.Unlock()
-}
-
-func (f *fakeNode) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	defer f.leave(key)
-	if err := f.enter(ctx, "setnx", key); err != nil {
-		return false, err
+func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
+	defer func() {
+		f.mu.Lock()
+		f.inflight[op.Key]--
+		f.mu.Unlock()
+	}()
+	if err := f.enter(deadline, opNames[op.Kind], op.Key); err != nil {
+		return Reply{Err: err}
 	}
-	if _, ok := f.get(key); ok {
-		return false, nil
+	v, held := f.get(op.Key)
+	switch op.Kind {
+	case OpSetNX:
+		if held {
+			return Reply{}
+		}
+		f.mu.Lock()
+		f.setTTLs = append(f.setTTLs, op.TTL)
+		f.mu.Unlock()
+		f.put(op.Key, op.Value, op.TTL)
+		return Reply{OK: true}
+	case OpDelIfEq, OpPExpireIfEq:
+		if !held || v != op.Value {
+			return Reply{}
+		}
+		f.mu.Lock()
+		if op.Kind == OpDelIfEq {
+			delete(f.data, op.Key)
+		} else {
+			f.setTTLs = append(f.setTTLs, op.TTL)
+			f.data[op.Key] = fakeEntry{op.Value, time.Now().Add(op.TTL)}
+		}
+		f.mu.Unlock()
+		return Reply{OK: true}
+	case OpRead:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		e, ok := f.data[op.Key]
+		if !ok || time.Now().After(e.expiry) {
+			return Reply{OK: true}
+		}
+		return Reply{OK: true, Entry: Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}}
+	case OpDel:
+		f.mu.Lock()
+		delete(f.data, op.Key)
+		f.mu.Unlock()
+		return Reply{OK: held}
+	case OpPing:
+		return Reply{OK: true}
 	}
-	f.mu.Lock()
-	f.setTTLs = append(f.setTTLs, ttl)
-	f.mu.Unlock()
-	f.put(key, value, ttl)
-	return true, nil
-}
-
-func (f *fakeNode) DelIfEq(ctx context.Context, key, value string) (bool, error) {
-	defer f.leave(key)
-	if err := f.enter(ctx, "delifeq", key); err != nil {
-		return false, err
-	}
-	if v, ok := f.get(key); !ok || v != value {
-		return false, nil
-	}
-	f.mu.Lock()
-	delete(f.data, key)
-	f.mu.Unlock()
-	return true, nil
-}
-
-func (f *fakeNode) PExpireIfEq(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	defer f.leave(key)
-	if err := f.enter(ctx, "pexpireifeq", key); err != nil {
-		return false, err
-	}
-	if v, ok := f.get(key); !ok || v != value {
-		return false, nil
-	}
-	f.mu.Lock()
-	f.setTTLs = append(f.setTTLs, ttl)
-	f.mu.Unlock()
-	f.put(key, value, ttl)
-	return true, nil
-}
-
-func (f *fakeNode) Read(ctx context.Context, key string) (Entry, error) {
-	defer f.leave(key)
-	if err := f.enter(ctx, "read", key); err != nil {
-		return Entry{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e, ok := f.data[key]
-	if !ok || time.Now().After(e.expiry) {
-		return Entry{}, nil
-	}
-	return Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}, nil
-}
-
-func (f *fakeNode) Del(ctx context.Context, key string) (bool, error) {
-	defer f.leave(key)
-	if err := f.enter(ctx, "del", key); err != nil {
-		return false, err
-	}
-	_, ok := f.get(key)
-	f.mu.Lock()
-	delete(f.data, key)
-	f.mu.Unlock()
-	return ok, nil
-}
-
-func (f *fakeNode) Ping(ctx context.Context) error {
-	defer f.leave("")
-	return f.enter(ctx, "ping", "")
+	return Reply{Err: errors.New("fake: unknown op")}
 }

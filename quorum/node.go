@@ -5,29 +5,49 @@ import (
 	"time"
 )
 
-// Node is one independent Redis master as the engine sees it: the handful of
-// single-node lock operations a Redlock round is made of. RedisNode implements
-// it over go-redis; tests wrap it (or fake it) to inject faults.
+// Node is one independent Redis master as the engine sees it: a queue of
+// single-node lock operations. RedisNode implements it over go-redis,
+// batching the operations of many rounds into one pipelined write; tests
+// implement it with injected faults.
 //
-// Every method must honour ctx's deadline: the engine bounds each call by the
-// per-node timeout and decides without nodes that do not answer in time.
+// Do must not block: it queues op and the node later calls done exactly
+// once, from any goroutine. The node should answer by deadline; the engine
+// stops counting on it then, but still waits for its late answer before it
+// rolls back or lets the same owner start another round.
 type Node interface {
 	// Addr names the node in errors, logs and INFO.
 	Addr() string
-	// SetNX runs SET key value NX PX ttl; it reports whether the key was set.
-	SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
-	// DelIfEq deletes key if it holds value; it reports whether it deleted.
-	DelIfEq(ctx context.Context, key, value string) (bool, error)
-	// PExpireIfEq sets key's TTL if it holds value; it reports whether it did.
-	PExpireIfEq(ctx context.Context, key, value string, ttl time.Duration) (bool, error)
-	// Read returns key's value and remaining TTL as one consistent snapshot.
-	Read(ctx context.Context, key string) (Entry, error)
-	// Del deletes key whatever it holds; it reports whether the key existed.
-	Del(ctx context.Context, key string) (bool, error)
-	// Ping checks that the node answers.
-	Ping(ctx context.Context) error
-	// Close releases the node's connections.
+	Do(op Op, deadline time.Time, done func(Reply))
+	// Close stops the node; operations still queued fail.
 	Close() error
+}
+
+// OpKind is what a single-node operation does.
+type OpKind uint8
+
+// The single-node operations a round is made of.
+const (
+	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL; OK: it was set
+	OpDelIfEq                       // delete Key if it holds Value; OK: deleted
+	OpPExpireIfEq                   // set Key's TTL if it holds Value; OK: done
+	OpRead                          // Key's value and TTL in one snapshot: Entry
+	OpDel                           // delete Key whatever it holds; OK: it existed
+	OpPing                          // PING; OK: it answered
+)
+
+// Op is one single-node operation.
+type Op struct {
+	Kind  OpKind
+	Key   string
+	Value string
+	TTL   time.Duration
+}
+
+// Reply is one node's answer to an Op.
+type Reply struct {
+	OK    bool
+	Entry Entry // OpRead
+	Err   error
 }
 
 // Entry is one node's view of a key.
@@ -36,4 +56,9 @@ type Entry struct {
 	Value string
 	// TTL is the remaining time to live; negative when the key has no expiry.
 	TTL time.Duration
+}
+
+// ctxFor is the context a node call runs under: the deadline, nothing else.
+func ctxFor(deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(context.Background(), deadline)
 }

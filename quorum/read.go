@@ -30,57 +30,81 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 }
 
 func (e *Engine) read(ctx context.Context, key string, early bool) (Entry, error) {
-	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (Entry, error) {
-		return n.Read(ctx, key)
-	})
+	if err := ctx.Err(); err != nil {
+		return Entry{}, err
+	}
+	deadline := time.Now().Add(e.opts.nodeTimeout)
+	ch := send(e.nodes, Op{Kind: OpRead, Key: key}, deadline)
+	timer := time.NewTimer(e.opts.nodeTimeout)
+	defer timer.Stop()
 	var (
-		answers = make([]result[Entry], 0, len(e.nodes))
+		answers = make([]answer, 0, len(e.nodes))
 		counts  = make(map[string]int, 2)
 		absent  int
-		errs    *multierror.Error
+		errs    = make([]error, len(e.nodes))
 	)
+wait:
 	for range e.nodes {
-		r := <-ch
-		if r.err != nil {
-			errs = multierror.Append(errs, &NodeError{Addr: e.nodes[r.node].Addr(), Err: r.err})
+		var a answer
+		select {
+		case a = <-ch:
+		case <-timer.C:
+			break wait
+		}
+		if a.reply.Err != nil {
+			errs[a.node] = a.reply.Err
 			continue
 		}
-		answers = append(answers, r)
-		if !r.val.Found {
+		answers = append(answers, a)
+		if v := a.reply.Entry; !v.Found {
 			absent++
-		} else if counts[r.val.Value]++; early && counts[r.val.Value] >= e.quorum {
-			return e.majorityEntry(r.val.Value, answers), nil
+		} else if counts[v.Value]++; early && counts[v.Value] >= e.quorum {
+			return e.majorityEntry(v.Value, answers), nil
 		}
 		if absent > len(e.nodes)-e.quorum {
 			return Entry{}, nil // no value can reach Q any more
 		}
 	}
+	best := 0
 	for value, c := range counts {
 		if c >= e.quorum {
 			return e.majorityEntry(value, answers), nil
 		}
+		best = max(best, c)
 	}
 	// No value reached Q. That is a definite "absent" only if no value could
 	// have, had the failed nodes answered.
-	best := 0
-	for _, c := range counts {
-		best = max(best, c)
-	}
 	if failed := len(e.nodes) - len(answers); best+failed >= e.quorum {
-		if errs != nil {
-			errs.ErrorFormat = oneLine
-		}
-		return Entry{}, &RoundError{Op: "read", Reason: ErrNoQuorum, Votes: len(answers), Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: errs}
+		return Entry{}, e.readError(answers, errs)
 	}
 	return Entry{}, nil
 }
 
+func (e *Engine) readError(answers []answer, errs []error) *RoundError {
+	answered := make([]bool, len(e.nodes))
+	for _, a := range answers {
+		answered[a.node] = true
+	}
+	merr := &multierror.Error{ErrorFormat: oneLine}
+	for i, n := range e.nodes {
+		if answered[i] {
+			continue
+		}
+		err := errs[i]
+		if err == nil {
+			err = context.DeadlineExceeded
+		}
+		merr.Errors = append(merr.Errors, &NodeError{Addr: n.Addr(), Err: err})
+	}
+	return &RoundError{Op: "read", Reason: ErrNoQuorum, Votes: len(answers), Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: merr}
+}
+
 // majorityEntry builds the answer for value from the nodes that hold it.
-func (e *Engine) majorityEntry(value string, answers []result[Entry]) Entry {
+func (e *Engine) majorityEntry(value string, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
 	for _, a := range answers {
-		if a.val.Found && a.val.Value == value {
-			ttls = append(ttls, a.val.TTL)
+		if v := a.reply.Entry; v.Found && v.Value == value {
+			ttls = append(ttls, v.TTL)
 		}
 	}
 	slices.Sort(ttls)
@@ -106,15 +130,31 @@ type NodeStatus struct {
 
 // Status pings every node at once, each bounded by the node timeout.
 func (e *Engine) Status(ctx context.Context) []NodeStatus {
-	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (time.Duration, error) {
-		start := time.Now()
-		err := n.Ping(ctx)
-		return time.Since(start), err
-	})
 	out := make([]NodeStatus, len(e.nodes))
-	for range e.nodes {
-		r := <-ch
-		out[r.node] = NodeStatus{Addr: e.nodes[r.node].Addr(), Up: r.err == nil, Latency: r.val, Err: r.err}
+	if err := ctx.Err(); err != nil {
+		for i, n := range e.nodes {
+			out[i] = NodeStatus{Addr: n.Addr(), Err: err}
+		}
+		return out
+	}
+	start := time.Now()
+	t := e.start(e.nodes, Op{Kind: OpPing}, e.opts.nodeTimeout)
+	latency := make([]time.Duration, len(e.nodes))
+	timer := time.NewTimer(time.Until(t.giveUp))
+	defer timer.Stop()
+	for t.arrived < len(e.nodes) {
+		select {
+		case a := <-t.ch:
+			latency[a.node] = time.Since(start)
+			t.add(a)
+			continue
+		case <-timer.C:
+			t.collect() // the silent ones count as failed
+		}
+		break
+	}
+	for i, n := range e.nodes {
+		out[i] = NodeStatus{Addr: n.Addr(), Up: t.votes[i] == yes, Latency: latency[i], Err: t.errs[i]}
 	}
 	return out
 }

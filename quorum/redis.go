@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,81 +20,250 @@ var (
 	//go:embed scripts/getpttl.lua
 	getPTTLLua string
 
-	// redis.Script sends EVALSHA and falls back to EVAL (which reloads the
-	// script) when a backend answers NOSCRIPT, e.g. after it restarted.
 	delIfEqScript     = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript = redis.NewScript(pexpireIfEqLua)
 	getPTTLScript     = redis.NewScript(getPTTLLua)
+
+	errClosed = errors.New("node closed")
 )
 
-// RedisNode is a Node backed by a go-redis client.
+// RedisNode is a Node over a go-redis client. Operations queue up; a few
+// workers each take everything queued and send it as one pipeline, so that
+// one lock round costs a backend a fraction of a write. With the queue empty
+// a lone operation goes out at once: nothing waits on a timer.
 type RedisNode struct {
 	client *redis.Client
 	addr   string
+
+	mu     sync.Mutex
+	queue  []call
+	spare  []call // the last batch's slice, reused
+	closed bool
+	wake   chan struct{}
+	stop   chan struct{}
+	wg     sync.WaitGroup
 }
 
+type call struct {
+	op       Op
+	deadline time.Time
+	done     func(Reply)
+}
+
+// pipelines is how many batches may be in flight to one backend at once:
+// one measured better than two on loopback: replies come back while the
+// next batch fills, and deeper batches cost fewer writes.
+const pipelines = 1
+
 // NewRedisNode connects to one backend. Whatever opt says, it never retries a
-// command (a resent SET could land twice in one round and a silent retry hides
-// a failure from the vote) and it bounds every call by the context deadline.
+// command (a resent SET could land twice in one round and a silent retry
+// hides a failure from the vote), dials once per attempt, and bounds every
+// call by its deadline.
 func NewRedisNode(opt *redis.Options) *RedisNode {
 	o := *opt
 	o.MaxRetries = -1
 	o.ContextTimeoutEnabled = true
 	o.DisableIdentity = true
 	o.DialerRetries = 1 // a refused dial is a vote against, now; not five tries later
-	return &RedisNode{client: redis.NewClient(&o), addr: o.Addr}
+	n := &RedisNode{
+		client: redis.NewClient(&o),
+		addr:   o.Addr,
+		wake:   make(chan struct{}, 1),
+		stop:   make(chan struct{}),
+	}
+	for range pipelines {
+		n.wg.Add(1)
+		go n.worker()
+	}
+	return n
 }
 
 // Addr implements Node.
 func (n *RedisNode) Addr() string { return n.addr }
 
-// SetNX implements Node.
-func (n *RedisNode) SetNX(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	// Spelled out rather than client.SetNX, which would round whole seconds to EX.
-	err := n.client.Do(ctx, "set", key, value, "px", ttl.Milliseconds(), "nx").Err()
-	if errors.Is(err, redis.Nil) {
-		return false, nil
+// Do implements Node.
+func (n *RedisNode) Do(op Op, deadline time.Time, done func(Reply)) {
+	n.mu.Lock()
+	if n.closed {
+		n.mu.Unlock()
+		done(Reply{Err: errClosed})
+		return
 	}
-	return err == nil, err
+	n.queue = append(n.queue, call{op: op, deadline: deadline, done: done})
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default: // a worker is already due to look
+	}
 }
 
-// DelIfEq implements Node.
-func (n *RedisNode) DelIfEq(ctx context.Context, key, value string) (bool, error) {
-	v, err := delIfEqScript.Run(ctx, n.client, []string{key}, value).Int64()
-	return v == 1, err
+// Close implements Node: queued operations fail, then the client closes.
+func (n *RedisNode) Close() error {
+	n.mu.Lock()
+	n.closed = true
+	n.mu.Unlock()
+	close(n.stop)
+	n.wg.Wait()
+	for _, c := range n.take() {
+		c.done(Reply{Err: errClosed})
+	}
+	return n.client.Close()
 }
 
-// PExpireIfEq implements Node.
-func (n *RedisNode) PExpireIfEq(ctx context.Context, key, value string, ttl time.Duration) (bool, error) {
-	v, err := pexpireIfEqScript.Run(ctx, n.client, []string{key}, value, ttl.Milliseconds()).Int64()
-	return v == 1, err
+func (n *RedisNode) worker() {
+	defer n.wg.Done()
+	for {
+		select {
+		case <-n.wake:
+		case <-n.stop:
+			return
+		}
+		for batch := n.take(); len(batch) > 0; batch = n.take() {
+			n.exec(batch)
+			n.recycle(batch)
+		}
+	}
 }
 
-// Read implements Node.
-func (n *RedisNode) Read(ctx context.Context, key string) (Entry, error) {
-	res, err := getPTTLScript.Run(ctx, n.client, []string{key}).Slice()
+// take removes everything queued.
+func (n *RedisNode) take() []call {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	batch := n.queue
+	n.queue, n.spare = n.spare[:0], nil
+	return batch
+}
+
+func (n *RedisNode) recycle(batch []call) {
+	clear(batch) // drop references to callbacks
+	n.mu.Lock()
+	if n.spare == nil && cap(batch) <= 4096 {
+		n.spare = batch[:0]
+	}
+	n.mu.Unlock()
+}
+
+// exec sends a batch as one pipeline and answers every call in it.
+func (n *RedisNode) exec(batch []call) {
+	now := time.Now()
+	latest := now
+	live := batch[:0] // filtered in place: the write index never passes the read index
+	for _, c := range batch {
+		if !c.deadline.After(now) {
+			c.done(Reply{Err: context.DeadlineExceeded}) // waited too long in the queue
+			continue
+		}
+		live = append(live, c)
+		if c.deadline.After(latest) {
+			latest = c.deadline
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx, cancel := ctxFor(latest)
+	defer cancel()
+	cmds := n.pipeline(ctx, live, false)
+	// A backend that restarted or flushed its scripts answers NOSCRIPT to
+	// EVALSHA: send those again as EVAL, which also reloads the script.
+	var retry []int
+	for i, cmd := range cmds {
+		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		again := make([]call, len(retry))
+		for j, i := range retry {
+			again[j] = live[i]
+		}
+		for j, cmd := range n.pipeline(ctx, again, true) {
+			cmds[retry[j]] = cmd
+		}
+	}
+	for i, c := range live {
+		c.done(replyOf(c.op, cmds[i]))
+	}
+}
+
+// pipeline queues each call's command on one go-redis pipeline and runs it.
+// Per-command errors stay on their commands; a transport error marks all.
+func (n *RedisNode) pipeline(ctx context.Context, calls []call, eval bool) []redis.Cmder {
+	pipe := n.client.Pipeline()
+	cmds := make([]redis.Cmder, len(calls))
+	for i, c := range calls {
+		cmds[i] = queue(ctx, pipe, c.op, eval)
+	}
+	_, _ = pipe.Exec(ctx)
+	return cmds
+}
+
+func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cmder {
+	script := func(s *redis.Script, args ...any) redis.Cmder {
+		if eval {
+			return s.Eval(ctx, pipe, []string{op.Key}, args...)
+		}
+		return s.EvalSha(ctx, pipe, []string{op.Key}, args...)
+	}
+	switch op.Kind {
+	case OpSetNX:
+		// Spelled out rather than SetNX, which would round whole seconds to EX.
+		return pipe.Do(ctx, "set", op.Key, op.Value, "px", op.TTL.Milliseconds(), "nx")
+	case OpDelIfEq:
+		return script(delIfEqScript, op.Value)
+	case OpPExpireIfEq:
+		return script(pexpireIfEqScript, op.Value, op.TTL.Milliseconds())
+	case OpRead:
+		return script(getPTTLScript)
+	case OpDel:
+		return pipe.Del(ctx, op.Key)
+	case OpPing:
+		return pipe.Ping(ctx)
+	}
+	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
+}
+
+// replyOf reads one command's outcome as the Reply for op.
+func replyOf(op Op, cmd redis.Cmder) Reply {
+	err := cmd.Err()
+	switch op.Kind {
+	case OpSetNX:
+		if errors.Is(err, redis.Nil) {
+			return Reply{}
+		}
+		return Reply{OK: err == nil, Err: err}
+	case OpRead:
+		if err != nil {
+			return Reply{Err: err}
+		}
+		e, err := entryOf(cmd.(*redis.Cmd).Val())
+		return Reply{OK: err == nil, Entry: e, Err: err}
+	case OpPing:
+		return Reply{OK: err == nil, Err: err}
+	}
 	if err != nil {
-		return Entry{}, err
+		return Reply{Err: err}
 	}
-	if len(res) != 2 {
-		return Entry{}, fmt.Errorf("unexpected reply to read script: %v", res)
+	var v int64
+	switch c := cmd.(type) {
+	case *redis.Cmd:
+		v, err = c.Int64()
+	case *redis.IntCmd:
+		v = c.Val()
+	}
+	return Reply{OK: v == 1, Err: err}
+}
+
+// entryOf reads the {value, pttl} reply of the read script.
+func entryOf(val any) (Entry, error) {
+	res, ok := val.([]any)
+	if !ok || len(res) != 2 {
+		return Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
 	if !ok {
-		return Entry{}, fmt.Errorf("unexpected PTTL in read script reply: %v", res[1])
+		return Entry{}, fmt.Errorf("unexpected PTTL in the read script's reply: %v", res[1])
 	}
 	value, found := res[0].(string)
 	return Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}, nil
 }
-
-// Del implements Node.
-func (n *RedisNode) Del(ctx context.Context, key string) (bool, error) {
-	v, err := n.client.Del(ctx, key).Result()
-	return v == 1, err
-}
-
-// Ping implements Node.
-func (n *RedisNode) Ping(ctx context.Context) error { return n.client.Ping(ctx).Err() }
-
-// Close implements Node.
-func (n *RedisNode) Close() error { return n.client.Close() }

@@ -15,16 +15,13 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 	if err != nil {
 		return err
 	}
-	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
-		return n.DelIfEq(ctx, key, value)
-	})
-	t := newTally(len(e.nodes), e.quorum)
-	t.collect(ch)
+	t := e.start(e.nodes, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout)
+	t.collect()
 	var rerr error
 	if t.nYes < e.quorum {
 		rerr = t.roundError("release", t.failure(ErrNotHeld), e.nodes, "not held")
 	}
-	t.finish(ch, unlock)
+	t.finish(unlock)
 	return rerr
 }
 
@@ -34,14 +31,12 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 // only delays other owners until its TTL. Errors as for Release, plus
 // ErrValiditySpent.
 func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	r, err := e.startTimed(ctx, key, value, ttl, func(ctx context.Context, n Node, padded time.Duration) (bool, error) {
-		return n.PExpireIfEq(ctx, key, value, padded)
-	})
+	r, err := e.startTimed(ctx, OpPExpireIfEq, key, value, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
 	g, rerr := e.verdict(r, "extend", ErrNotHeld, "not held")
-	r.finish(r.ch, r.unlock)
+	r.finish(r.unlock)
 	if rerr != nil {
 		return Grant{}, rerr
 	}
@@ -52,11 +47,11 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 // whether key existed on a quorum. It waits for every node, and fails with
 // ErrNoQuorum when fewer than Q answered.
 func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
-	ch := fanOut(ctx, e.nodes, e.opts.nodeTimeout, func(ctx context.Context, n Node) (bool, error) {
-		return n.Del(ctx, key)
-	})
-	t := newTally(len(e.nodes), e.quorum)
-	t.drain(ch)
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	t := e.start(e.nodes, Op{Kind: OpDel, Key: key}, e.opts.nodeTimeout)
+	t.drain()
 	if t.nYes+t.nNo < e.quorum {
 		rerr := t.roundError("delete", ErrNoQuorum, e.nodes, "absent")
 		rerr.Votes = t.nYes + t.nNo

@@ -5,20 +5,30 @@ import (
 	"time"
 )
 
+// lateGrace is how long past a round's deadline the engine still waits for
+// a node's late answer before a rollback: a node answers by its own deadline
+// plus, at worst, one batch ahead of it in the queue.
+func (e *Engine) lateGrace() time.Duration { return e.opts.nodeTimeout + 500*time.Millisecond }
+
+// start sends op to targets with a deadline timeout from now.
+func (e *Engine) start(targets []Node, op Op, timeout time.Duration) *tally {
+	deadline := time.Now().Add(timeout)
+	return newTally(send(targets, op, deadline), len(targets), e.quorum, deadline, e.lateGrace())
+}
+
 // timedRound is an acquire or extend round: it carries a TTL, so it is
 // padded, bounded by the lock timeout, and judged by the validity left.
 type timedRound struct {
 	*tally
-	ch      <-chan result[bool]
 	unlock  func()
 	ttl     time.Duration
 	elapsed time.Duration
 }
 
-// startTimed waits for the (key, value) slot, sends op with the padded TTL to
-// every node and collects votes until the round is decided.
-func (e *Engine) startTimed(ctx context.Context, key, value string, ttl time.Duration,
-	op func(ctx context.Context, n Node, padded time.Duration) (bool, error)) (*timedRound, error) {
+// startTimed waits for the (key, value) slot, sends op (a SetNX or
+// PExpireIfEq) with the padded TTL to every node and collects votes until
+// the round is decided.
+func (e *Engine) startTimed(ctx context.Context, kind OpKind, key, value string, ttl time.Duration) (*timedRound, error) {
 	if err := e.checkTTL(ttl); err != nil {
 		return nil, err
 	}
@@ -27,13 +37,9 @@ func (e *Engine) startTimed(ctx context.Context, key, value string, ttl time.Dur
 		return nil, err
 	}
 	start := time.Now()
-	padded := e.PaddedTTL(ttl)
-	ch := fanOut(ctx, e.nodes, e.lockTimeout(ttl), func(ctx context.Context, n Node) (bool, error) {
-		return op(ctx, n, padded)
-	})
-	t := newTally(len(e.nodes), e.quorum)
-	t.collect(ch)
-	return &timedRound{tally: t, ch: ch, unlock: unlock, ttl: ttl, elapsed: time.Since(start)}, nil
+	t := e.start(e.nodes, Op{Kind: kind, Key: key, Value: value, TTL: e.PaddedTTL(ttl)}, e.lockTimeout(ttl))
+	t.collect()
+	return &timedRound{tally: t, unlock: unlock, ttl: ttl, elapsed: time.Since(start)}, nil
 }
 
 // verdict grants the round if Q nodes agreed with more than the minimum

@@ -1,6 +1,9 @@
 package quorum
 
 import (
+	"context"
+	"time"
+
 	"github.com/hashicorp/go-multierror"
 )
 
@@ -14,64 +17,106 @@ const (
 	failed              // error or timeout: unknown whether it did
 )
 
-// tally counts the votes of a yes/no round.
+// tally counts the votes of a yes/no round. Votes are fixed when the round
+// decides or its deadline passes; answers that come later are still waited
+// for (arrived), so nothing in flight outlives a rollback or the owner's slot.
 type tally struct {
-	votes                     []vote
-	errs                      []error
-	quorum                    int
-	nYes, nNo, nFail, nWaited int
+	ch               <-chan answer
+	votes            []vote
+	errs             []error
+	quorum           int
+	nYes, nNo, nFail int
+	arrived          int
+	deadline, giveUp time.Time
 }
 
-func newTally(n, quorum int) *tally {
-	return &tally{votes: make([]vote, n), errs: make([]error, n), quorum: quorum}
+// newTally counts the answers arriving on ch. Late answers are awaited until
+// lastWait at most: a node must answer within its own deadline.
+func newTally(ch <-chan answer, n, quorum int, deadline time.Time, lastWait time.Duration) *tally {
+	return &tally{ch: ch, votes: make([]vote, n), errs: make([]error, n), quorum: quorum,
+		deadline: deadline, giveUp: deadline.Add(lastWait)}
 }
 
-func (t *tally) add(r result[bool]) {
-	t.nWaited++
+func (t *tally) add(a answer) {
+	t.arrived++
+	if t.votes[a.node] != pending {
+		return // too late to count
+	}
 	switch {
-	case r.err != nil:
-		t.votes[r.node], t.errs[r.node] = failed, r.err
+	case a.reply.Err != nil:
+		t.votes[a.node], t.errs[a.node] = failed, a.reply.Err
 		t.nFail++
-	case r.val:
-		t.votes[r.node] = yes
+	case a.reply.OK:
+		t.votes[a.node] = yes
 		t.nYes++
 	default:
-		t.votes[r.node] = no
+		t.votes[a.node] = no
 		t.nNo++
 	}
 }
 
+func (t *tally) counted() int { return t.nYes + t.nNo + t.nFail }
+
 // decided: the outcome can no longer change, either way.
 func (t *tally) decided() bool {
-	open := len(t.votes) - t.nWaited
+	open := len(t.votes) - t.counted()
 	return t.nYes >= t.quorum || t.nYes+open < t.quorum
 }
 
-// collect reads answers until the round is decided.
-func (t *tally) collect(ch <-chan result[bool]) {
+// collect reads answers until the round is decided or its deadline passes;
+// then nodes that did not answer count as failed.
+func (t *tally) collect() {
+	if t.decided() {
+		return
+	}
+	timer := time.NewTimer(time.Until(t.deadline))
+	defer timer.Stop()
 	for !t.decided() {
-		t.add(<-ch)
+		select {
+		case a := <-t.ch:
+			t.add(a)
+		case <-timer.C:
+			for i, v := range t.votes {
+				if v == pending {
+					t.votes[i], t.errs[i] = failed, context.DeadlineExceeded
+					t.nFail++
+				}
+			}
+			return
+		}
 	}
 }
 
-// drain waits for every node still out, so that nothing it might still write
-// races a rollback. Each answer is bounded by the node timeout.
-func (t *tally) drain(ch <-chan result[bool]) {
-	for t.nWaited < len(t.votes) {
-		t.add(<-ch)
+// drain waits for every node's answer, counting those still countable, so
+// that nothing in flight lands after what the caller does next. It gives up
+// at lastWait, for a node that broke its promise to answer by its deadline.
+func (t *tally) drain() {
+	if t.arrived == len(t.votes) {
+		return
+	}
+	timer := time.NewTimer(time.Until(t.giveUp))
+	defer timer.Stop()
+	for t.arrived < len(t.votes) {
+		select {
+		case a := <-t.ch:
+			t.add(a)
+		case <-timer.C:
+			t.collect() // counts any still pending as failed
+			return
+		}
 	}
 }
 
 // finish frees the (key, value) slot once every node of the round answered.
 // A round decided early replies at once, but its stragglers keep the slot in
 // the background, so no later round of the same owner overlaps them.
-func (t *tally) finish(ch <-chan result[bool], unlock func()) {
-	if t.nWaited == len(t.votes) {
+func (t *tally) finish(unlock func()) {
+	if t.arrived == len(t.votes) {
 		unlock()
 		return
 	}
 	go func() {
-		t.drain(ch)
+		t.drain()
 		unlock()
 	}()
 }

@@ -1,0 +1,83 @@
+package proxy
+
+import (
+	"github.com/tidwall/redcon"
+)
+
+// maxConcurrentRounds caps the rounds one connection's pipeline runs at once.
+const maxConcurrentRounds = 256
+
+// run answers one batch of commands read together. A lone command runs in
+// place. In a pipeline, lock and read commands with one key run concurrently,
+// each writing to its own buffer, while commands on the same key keep their
+// order; any other command (AUTH, SELECT, SCRIPT, multi-key, unknown...) is a
+// barrier that runs after everything before it and before anything after
+// it. Replies go out in the order the commands came.
+func (c *client) run(cmds []redcon.Command) {
+	if len(cmds) == 1 {
+		c.s.dispatch(&request{client: c, wr: c.wr}, cmds[0].Args)
+		return
+	}
+	var (
+		replies = make([]*redcon.Writer, len(cmds))
+		running []chan struct{} // since the last barrier
+		lastFor = map[string]chan struct{}{}
+		slots   = make(chan struct{}, maxConcurrentRounds)
+	)
+	waitAll := func() {
+		for _, done := range running {
+			<-done
+		}
+		running = running[:0]
+		clear(lastFor)
+	}
+	for i, cmd := range cmds {
+		replies[i] = redcon.NewWriter(nil)
+		key, ok := c.s.concurrentKey(cmd.Args)
+		if !ok {
+			waitAll()
+			c.s.dispatch(&request{client: c, wr: replies[i]}, cmd.Args)
+			if c.quit {
+				replies = replies[:i+1]
+				break
+			}
+			continue
+		}
+		prev, done := lastFor[key], make(chan struct{})
+		lastFor[key] = done
+		running = append(running, done)
+		slots <- struct{}{}
+		go func(r *request, args [][]byte) {
+			defer func() { <-slots; close(done) }()
+			if prev != nil {
+				<-prev
+			}
+			c.s.dispatch(r, args)
+		}(&request{client: c, wr: replies[i]}, cmd.Args)
+	}
+	waitAll()
+	for _, w := range replies {
+		c.wr.WriteRaw(w.Buffer())
+	}
+}
+
+// concurrentKey returns the one key a lock or read command touches, if it is
+// one that may run beside others.
+func (s *Server) concurrentKey(args [][]byte) (string, bool) {
+	cmd := s.lookup(args[0])
+	if cmd == nil || cmd.flags&(flagLock|flagRead) == 0 || len(args) < 2 {
+		return "", false
+	}
+	switch cmd.name {
+	case "eval", "evalsha":
+		if len(args) < 4 || string(args[2]) != "1" {
+			return "", false
+		}
+		return string(args[3]), true
+	case "exists", "del", "unlink":
+		if len(args) != 2 {
+			return "", false
+		}
+	}
+	return string(args[1]), true
+}
