@@ -19,9 +19,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// TB is the part of testing.TB the harness needs, so that benchmarks outside
+// `go test` can start servers too.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	TempDir() string
+	Cleanup(func())
+}
+
+var _ TB = testing.TB(nil)
+
 // Server is one redis-server process owned by a test.
 type Server struct {
-	t    testing.TB
+	t    TB
 	bin  string
 	dir  string
 	Addr string // 127.0.0.1:port; kept across restarts
@@ -33,7 +44,7 @@ type Server struct {
 
 // Start launches n redis-servers with persistence off and registers their
 // cleanup. It fails the test with a clear message when redis-server is missing.
-func Start(t testing.TB, n int) []*Server {
+func Start(t TB, n int) []*Server {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// env satisfies redistest.TB outside `go test`: failures end the program,
+// cleanups run at exit.
+type env struct {
+	dir      string
+	cleanups []func()
+}
+
+func newEnv() *env {
+	dir, err := os.MkdirTemp("", "redlock-bench-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	return &env{dir: dir}
+}
+
+func (e *env) Helper()                           {}
+func (e *env) Fatalf(format string, args ...any) { e.close(); log.Fatalf(format, args...) }
+func (e *env) Cleanup(f func())                  { e.cleanups = append(e.cleanups, f) }
+func (e *env) TempDir() string {
+	d, err := os.MkdirTemp(e.dir, "t")
+	if err != nil {
+		e.Fatalf("%v", err)
+	}
+	return d
+}
+
+func (e *env) close() {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+	e.cleanups = nil
+	os.RemoveAll(e.dir)
+}
+
+// buildProxy compiles the proxy from the module root into the env's folder.
+func (e *env) buildProxy(root string) string {
+	bin := filepath.Join(e.dir, "redlock-proxy")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir, cmd.Stderr = root, os.Stderr
+	if err := cmd.Run(); err != nil {
+		e.Fatalf("building the proxy: %v", err)
+	}
+	return bin
+}
+
+// proxyProc is a running proxy process.
+type proxyProc struct {
+	addr string
+	cmd  *exec.Cmd
+}
+
+// startProxy runs the proxy binary over backends on a free port.
+func (e *env) startProxy(bin string, backends []string) *proxyProc {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		e.Fatalf("%v", err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "-listen", addr, "-backends", strings.Join(backends, ","), "-max-clients", "20000")
+	if err := cmd.Start(); err != nil {
+		e.Fatalf("starting the proxy: %v", err)
+	}
+	p := &proxyProc{addr: addr, cmd: cmd}
+	e.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if c.Ping(context.Background()).Err() == nil {
+			return p
+		}
+		if time.Now().After(deadline) {
+			e.Fatalf("the proxy on %s did not answer", addr)
+		}
+	}
+}
+
+// rss is the process's resident set size in bytes.
+func rss(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	log.Fatalf("no VmRSS for pid %d", pid)
+	return 0
+}
+
+// raiseFileLimit lets one process hold many client connections.
+func raiseFileLimit() {
+	var lim syscall.Rlimit
+	if syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim) == nil && lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		_ = syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+	}
+}
+
+// machine describes where the numbers were taken.
+func machine() string {
+	cpu := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "model name"); ok {
+				cpu = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+				break
+			}
+		}
+	}
+	mem := ""
+	if data, err := os.ReadFile("/proc/meminfo"); err == nil {
+		if line, _, ok := strings.Cut(string(data), "\n"); ok {
+			mem = strings.Join(strings.Fields(line)[1:], " ")
+		}
+	}
+	out, _ := exec.Command("redis-server", "--version").Output()
+	return fmt.Sprintf("%d CPUs (%s), %s memory, %s/%s, %s, %s", runtime.NumCPU(), cpu, mem,
+		runtime.GOOS, runtime.GOARCH, runtime.Version(), strings.TrimSpace(string(out)))
+}

@@ -1,0 +1,176 @@
+// Command bench measures redlock-proxy against one direct redis-server and
+// against redsync, on real redis-servers, and writes BENCHMARKS.md.
+//
+//	go run ./bench            # from the repository root; about 5 minutes
+//	go run ./bench -quick     # a smoke run with small counts
+//
+// Each case runs -runs times, interleaved with the others, and the table
+// shows medians. The machine is shared and noisy: compare the ratios, which
+// are taken within one run, not the absolute numbers across runs.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+)
+
+func main() {
+	runs := flag.Int("runs", 3, "times each case runs, interleaved; the table shows medians")
+	requests := flag.Int("requests", 100000, "requests per redis-benchmark case")
+	cycleTime := flag.Duration("cycle-time", 5*time.Second, "duration of each lock+unlock cycle case")
+	idle := flag.Int("idle-conns", 10000, "idle client connections for the memory case")
+	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
+	quick := flag.Bool("quick", false, "small counts, for a smoke run")
+	flag.Parse()
+	if *quick {
+		*runs, *requests, *cycleTime, *idle = 1, 5000, time.Second, 500
+	}
+	for _, tool := range []string{"redis-server", "redis-benchmark"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			log.Fatalf("%s not found: install redis-server and redis-tools (bash .ci/run does)", tool)
+		}
+	}
+	raiseFileLimit()
+	root, err := moduleRoot()
+	if err != nil {
+		log.Fatal(err)
+	}
+	e := newEnv()
+	defer e.close()
+
+	servers := redistest.Start(e, 8) // 7 backends and one direct redis
+	direct, backends := servers[7].Addr, redistest.Addrs(servers[:7])
+	bin := e.buildProxy(root)
+	proxies := map[int]*proxyProc{}
+	for _, n := range []int{3, 5, 7} {
+		proxies[n] = e.startProxy(bin, backends[:n])
+	}
+
+	m := measurements{}
+	for run := 1; run <= *runs; run++ {
+		log.Printf("run %d of %d", run, *runs)
+		for _, wl := range []struct {
+			name string
+			cmd  []string
+		}{{"set", setCommand}, {"unlock", unlockCommand}} {
+			for _, p := range []int{1, 16} {
+				targets := []struct{ name, addr string }{{"direct", direct}, {"n3", proxies[3].addr}, {"n5", proxies[5].addr}, {"n7", proxies[7].addr}}
+				for _, t := range targets {
+					r, err := redisBenchmark(t.addr, 50, p, *requests, wl.cmd...)
+					check(err)
+					m.add(fmt.Sprintf("%s/P%d/%s", wl.name, p, t.name), r.rps)
+				}
+			}
+		}
+		for _, t := range []struct{ name, addr string }{{"direct", direct}, {"n5", proxies[5].addr}} {
+			r, err := redisBenchmark(t.addr, 1, 1, *requests/5, setCommand...)
+			check(err)
+			m.add("lat/p50/"+t.name, r.p50)
+			m.add("lat/p99/"+t.name, r.p99)
+		}
+		v, err := proxyCycles(proxies[5].addr, 50, *cycleTime)
+		check(err)
+		m.add("cycles/proxy", v)
+		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
+		check(err)
+		m.add("cycles/redsync", v)
+	}
+	perConn, err := idleConnMemory(proxies[5], *idle)
+	check(err)
+
+	report := m.report(*runs, *idle, perConn)
+	fmt.Print(report)
+	path := *out
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	log.Printf("wrote %s", *out)
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil || strings.TrimSpace(string(out)) == "" || strings.TrimSpace(string(out)) == os.DevNull {
+		return "", fmt.Errorf("run from inside the redlock-proxy module: %v", err)
+	}
+	return filepath.Dir(strings.TrimSpace(string(out))), nil
+}
+
+// measurements keeps every run's value per case.
+type measurements map[string][]float64
+
+func (m measurements) add(name string, v float64) { m[name] = append(m[name], v) }
+
+func (m measurements) median(name string) float64 {
+	vs := slices.Clone(m[name])
+	if len(vs) == 0 {
+		log.Fatalf("no measurement %q", name)
+	}
+	slices.Sort(vs)
+	return vs[len(vs)/2]
+}
+
+func (m measurements) report(runs, idle int, perConn float64) string {
+	var b strings.Builder
+	md := m.median
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "**missed**"
+	}
+	fmt.Fprintf(&b, "# Benchmarks\n\nRegenerate with `go run ./bench` (about 5 minutes). Machine: %s. Taken %s.\n\n",
+		machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&b, "Medians of %d interleaved runs. Backends are real redis-servers on loopback, sharing the machine's cores with the\n"+
+		"proxy and the load generator; the machine is shared and noisy, so read the ratios (taken within one run), not the absolutes.\n\n", runs)
+
+	b.WriteString("## redis-benchmark, 50 clients, `-r 1000000` (requests/s)\n\n")
+	b.WriteString("| workload | direct redis | proxy N=3 | proxy N=5 | proxy N=7 | N=5 / direct | target | |\n|---|---|---|---|---|---|---|---|\n")
+	for _, wl := range []struct{ key, label string }{{"set", "`SET lock:__rand_int__ v NX PX 30000`"}, {"unlock", "canonical unlock, `EVAL` (keys mostly absent: answers 0)"}} {
+		for _, p := range []int{1, 16} {
+			k := fmt.Sprintf("%s/P%d/", wl.key, p)
+			ratio := md(k+"n5") / md(k+"direct")
+			target, ok := "", true
+			if wl.key == "set" && p == 1 {
+				target, ok = ">= 1.0x", ratio >= 1.0
+			} else if wl.key == "set" {
+				target, ok = ">= 0.4x", ratio >= 0.4
+			}
+			mark := ""
+			if target != "" {
+				mark = verdict(ok)
+			}
+			fmt.Fprintf(&b, "| %s, `-P %d` | %.0f | %.0f | %.0f | %.0f | %.2fx | %s | %s |\n",
+				wl.label, p, md(k+"direct"), md(k+"n3"), md(k+"n5"), md(k+"n7"), ratio, target, mark)
+		}
+	}
+	cyc := md("cycles/proxy") / md("cycles/redsync")
+	fmt.Fprintf(&b, "\n## Lock+unlock cycles, 50 goroutines, one key each (cycles/s)\n\n"+
+		"| go-redis through the proxy (N=5) | redsync v4 directly on the same 5 backends | ratio | target | |\n|---|---|---|---|---|\n"+
+		"| %.0f | %.0f | %.2fx | >= 2x | %s |\n", md("cycles/proxy"), md("cycles/redsync"), cyc, verdict(cyc >= 2))
+	lat := md("lat/p50/n5") / md("lat/p50/direct")
+	fmt.Fprintf(&b, "\n## Latency at one client, `SET NX PX` (ms)\n\n"+
+		"| | p50 | p99 |\n|---|---|---|\n| direct redis | %.3f | %.3f |\n| proxy N=5 | %.3f | %.3f |\n"+
+		"| ratio | %.2fx (target <= 2x: %s) | %.2fx |\n", md("lat/p50/direct"), md("lat/p99/direct"), md("lat/p50/n5"), md("lat/p99/n5"),
+		lat, verdict(lat <= 2), md("lat/p99/n5")/md("lat/p99/direct"))
+	fmt.Fprintf(&b, "\n## Memory\n\n| proxy RSS growth per idle client connection (%d connections, N=5) | target | |\n|---|---|---|\n| %.1f KiB | < 10 KiB | %s |\n",
+		idle, perConn/1024, verdict(perConn < 10*1024))
+	return b.String()
+}
