@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -101,8 +102,9 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		logger.Warn(w)
 	}
 	a := &app{}
-	backends := cfg.Backends
+	backends, quarantine := cfg.Backends, cfg.Quarantine
 	if len(backends) == 0 {
+		quarantine = false // in-process backends restart only with the proxy itself
 		var err error
 		if a.embedded, err = startEmbedded(cfg.Embedded); err != nil {
 			return nil, err
@@ -129,6 +131,8 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		quorum.WithTimeoutFactor(cfg.TimeoutFactor),
 		quorum.WithMinValidity(cfg.MinValidity),
 		quorum.WithMaxTTL(cfg.MaxTTL),
+		quorum.WithQuarantine(quarantine),
+		quorum.WithHealthInterval(cfg.HealthInterval),
 		quorum.WithLogger(logger),
 	)
 	if err != nil {
@@ -136,6 +140,14 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
 	a.engine = engine
+	if quarantine {
+		for _, st := range engine.Status() {
+			if st.Quarantined != 0 {
+				logger.Warn("backend in restart quarantine: it does not count toward acquire quorums yet",
+					"node", st.Addr, "left", st.Quarantined.Round(time.Second))
+			}
+		}
+	}
 	a.server = proxy.New(engine,
 		proxy.WithRequirePass(cfg.RequirePass),
 		proxy.WithMaxClients(cfg.MaxClients),

@@ -33,6 +33,14 @@ type Config struct {
 	MinValidity time.Duration `yaml:"min_validity"`
 	// MaxTTL is the longest lock TTL a client may ask for. Default 10m.
 	MaxTTL time.Duration `yaml:"max_ttl"`
+	// Quarantine keeps a backend that restarted (or is younger than
+	// max_ttl at start) from counting toward an acquire or extend quorum
+	// until max_ttl has passed. Default true; false is unsafe: a backend that
+	// restarted empty can hand a held lock to a second owner.
+	Quarantine bool `yaml:"quarantine"`
+	// HealthInterval is how often each backend's run_id and reachability
+	// are checked. Default 1s.
+	HealthInterval time.Duration `yaml:"health_interval"`
 	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
 	// since a lock without expiry is never freed if its owner dies. Default 0.
 	DefaultTTL time.Duration `yaml:"default_ttl"`
@@ -80,6 +88,8 @@ func Default() Config {
 		TimeoutFactor:     0.05,
 		MinValidity:       10 * time.Millisecond,
 		MaxTTL:            10 * time.Minute,
+		Quarantine:        true,
+		HealthInterval:    time.Second,
 		AllowForceRelease: true,
 		MaxClients:        10000,
 		MaxRequestSize:    1 << 20,

@@ -30,6 +30,8 @@ var settings = []setting{
 	{"timeout_factor", "a lock round waits for a backend at most this fraction of the lock TTL", func(c *Config) any { return &c.TimeoutFactor }},
 	{"min_validity", "least time a client must have left when a lock is granted or extended", func(c *Config) any { return &c.MinValidity }},
 	{"max_ttl", "longest lock TTL a client may ask for", func(c *Config) any { return &c.MaxTTL }},
+	{"quarantine", "keep a backend that restarted (or is younger than max_ttl at start) out of acquire/extend quorums for max_ttl; false is UNSAFE", func(c *Config) any { return &c.Quarantine }},
+	{"health_interval", "how often each backend's run_id and reachability are checked", func(c *Config) any { return &c.HealthInterval }},
 	{"default_ttl", "TTL for SET NX without one; 0 refuses such a SET (a lock without expiry is never freed if its owner dies)", func(c *Config) any { return &c.DefaultTTL }},
 	{"allow_force_release", "let DEL/UNLINK delete a lock whoever holds it", func(c *Config) any { return &c.AllowForceRelease }},
 	{"requirepass", "password clients must AUTH with; empty: none", func(c *Config) any { return &c.RequirePass }},

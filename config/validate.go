@@ -45,7 +45,7 @@ func (c Config) Validate() error {
 	positive := []struct {
 		field string
 		d     time.Duration
-	}{{"node_timeout", c.NodeTimeout}, {"max_ttl", c.MaxTTL}}
+	}{{"node_timeout", c.NodeTimeout}, {"max_ttl", c.MaxTTL}, {"health_interval", c.HealthInterval}}
 	for _, p := range positive {
 		if p.d <= 0 {
 			bad(p.field, "%v must be positive", p.d)
@@ -90,6 +90,9 @@ func (c Config) Warnings() []string {
 	}
 	if n%2 == 0 {
 		w = append(w, fmt.Sprintf("%d backends: an even count tolerates no more failures than %d would (quorum %d); use an odd number", n, n-1, n/2+1))
+	}
+	if !c.Quarantine && len(c.Backends) > 0 {
+		w = append(w, "quarantine is off: a backend that restarts empty can hand a held lock to a second owner (unsafe)")
 	}
 	if len(c.Backends) > 0 && len(c.Backends) < 3 {
 		w = append(w, fmt.Sprintf("%d backends: no failure can be tolerated; Redlock needs at least 3 independent masters", len(c.Backends)))

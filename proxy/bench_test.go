@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"strconv"
@@ -17,7 +18,11 @@ import (
 // round, without a network.
 type instantNode struct{}
 
-func (instantNode) Addr() string { return "instant" }
+func (instantNode) Addr() string                { return "instant" }
+func (instantNode) Watch(func(quorum.NodeInfo)) {}
+func (instantNode) Info(context.Context) (quorum.NodeInfo, error) {
+	return quorum.NodeInfo{RunID: "instant", Uptime: time.Hour}, nil
+}
 func (instantNode) Close() error { return nil }
 func (instantNode) Do(op quorum.Op, _ time.Time, done func(quorum.Reply)) {
 	done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})

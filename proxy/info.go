@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"os"
@@ -38,7 +37,7 @@ func (s *Server) cmdInfo(c *request, args [][]byte) {
 		{"persistence", func() string { return "loading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\n" }},
 		{"replication", func() string { return "role:master\r\nconnected_slaves:0\r\n" }},
 		{"stats", s.infoStats},
-		{"redlock", func() string { return s.infoRedlock(c.ctx) }},
+		{"redlock", s.infoRedlock},
 	}
 	var b strings.Builder
 	for _, sec := range sections {
@@ -78,22 +77,30 @@ func (s *Server) infoStats() string {
 		st.acquired.Load(), st.taken.Load(), st.released.Load(), st.noQuorum.Load())
 }
 
-// infoRedlock pings every backend now, so the section shows live state.
-func (s *Server) infoRedlock(ctx context.Context) string {
-	status := s.engine.Status(ctx)
-	up := 0
+// infoRedlock shows each backend as the health monitor last saw it.
+func (s *Server) infoRedlock() string {
+	usable := 0
 	var nodes strings.Builder
-	for i, st := range status {
-		state, detail := "up", ""
-		if st.Up {
-			up++
-		} else {
-			state, detail = "down", ",error="+strings.NewReplacer(",", ";", "\r", " ", "\n", " ").Replace(st.Err.Error())
+	for i, st := range s.engine.Status() {
+		state := "up"
+		switch {
+		case !st.Up:
+			state = "down"
+		case st.Quarantined != 0:
+			state = "quarantined"
+		default:
+			usable++
 		}
-		fmt.Fprintf(&nodes, "backend%d:addr=%s,state=%s,latency_us=%d%s\r\n", i, st.Addr, state, st.Latency.Microseconds(), detail)
+		fmt.Fprintf(&nodes, "backend%d:addr=%s,state=%s,run_id=%s,persistent=%d,quarantine_left_ms=%d,latency_us=%d",
+			i, st.Addr, state, st.RunID, boolInt(st.Persistent), max(st.Quarantined.Milliseconds(), 0), st.Latency.Microseconds())
+		if st.Err != nil {
+			fmt.Fprintf(&nodes, ",error=%s", strings.NewReplacer(",", ";", "\r", " ", "\n", " ").Replace(st.Err.Error()))
+		}
+		nodes.WriteString("\r\n")
 	}
-	return fmt.Sprintf("backends:%d\r\nquorum:%d\r\nbackends_up:%d\r\nquorum_available:%d\r\nmax_ttl_ms:%d\r\n%s",
-		s.engine.Nodes(), s.engine.Quorum(), up, boolInt(up >= s.engine.Quorum()), s.engine.MaxTTL().Milliseconds(), nodes.String())
+	return fmt.Sprintf("backends:%d\r\nquorum:%d\r\nbackends_usable:%d\r\nquorum_available:%d\r\nmax_ttl_ms:%d\r\nquarantine_window_ms:%d\r\n%s",
+		s.engine.Nodes(), s.engine.Quorum(), usable, boolInt(usable >= s.engine.Quorum()), s.engine.MaxTTL().Milliseconds(),
+		s.engine.QuarantineWindow().Milliseconds(), nodes.String())
 }
 
 func boolInt(b bool) int {

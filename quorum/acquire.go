@@ -59,19 +59,16 @@ func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
 	if len(idx) == 0 {
 		return nil
 	}
-	targets := make([]Node, len(idx))
-	for i, j := range idx {
-		targets[i] = e.nodes[j]
-	}
-	t := e.start(targets, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout)
+	t := e.start(idx, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout, false)
 	t.drain()
 	var errs *multierror.Error
-	for i, v := range t.votes {
-		if v == failed {
-			addr := targets[i].Addr()
-			e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", t.errs[i])
-			errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[i]))})
+	for j, v := range t.votes {
+		if v != failed && v != skipped {
+			continue
 		}
+		addr := e.nodes[idx[j]].Addr()
+		e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", t.errs[j])
+		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[j]))})
 	}
 	return errs
 }

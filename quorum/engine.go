@@ -1,9 +1,14 @@
 package quorum
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Engine runs Redlock rounds across N independent nodes. It holds no lock
@@ -13,6 +18,11 @@ type Engine struct {
 	quorum int
 	opts   options
 	keys   keyLocks
+
+	allIdx     []int // 0..N-1
+	health     []*health
+	stopHealth chan struct{}
+	monitors   sync.WaitGroup
 }
 
 // New returns an engine over nodes, which it owns from then on (Close closes them).
@@ -33,8 +43,16 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 		return nil, fmt.Errorf("quorum: timeout factor %v outside (0, 1)", o.timeoutFactor)
 	case o.maxTTL <= 0:
 		return nil, fmt.Errorf("quorum: max ttl %v must be positive", o.maxTTL)
+	case o.healthInterval <= 0:
+		return nil, fmt.Errorf("quorum: health interval %v must be positive", o.healthInterval)
 	}
-	return &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o}, nil
+	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o,
+		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes)), stopHealth: make(chan struct{})}
+	for i := range e.allIdx {
+		e.allIdx[i] = i
+	}
+	e.watchHealth()
+	return e, nil
 }
 
 // Quorum is Q = N/2 + 1.
@@ -46,8 +64,10 @@ func (e *Engine) Nodes() int { return len(e.nodes) }
 // MaxTTL is the longest TTL a lock may ask for.
 func (e *Engine) MaxTTL() time.Duration { return e.opts.maxTTL }
 
-// Close closes every node.
+// Close stops the health monitors and closes every node.
 func (e *Engine) Close() error {
+	close(e.stopHealth)
+	e.monitors.Wait()
 	var first error
 	for _, n := range e.nodes {
 		if err := n.Close(); err != nil && first == nil {
@@ -93,13 +113,34 @@ type answer struct {
 	reply Reply
 }
 
-// send queues op on every target with one deadline, without a goroutine per
-// node. The channel is buffered to the number of targets, so a node answering
-// after the round stopped listening never blocks.
-func send(targets []Node, op Op, deadline time.Time) <-chan answer {
-	ch := make(chan answer, len(targets))
-	for i, n := range targets {
-		n.Do(op, deadline, func(r Reply) { ch <- answer{node: i, reply: r} })
+// errDown answers for a node the health monitor knows is down: the round
+// does not wait for it, and nothing was sent there.
+var errDown = errors.New("down")
+
+// send queues op on the nodes idx names (nil: all) with one deadline,
+// without a goroutine per node. The channel is buffered to the number of
+// targets, so a node answering after the round stopped listening never
+// blocks. A node known to be down answers errDown at once; a node that
+// fails otherwise than by a timeout gets its health checked now.
+func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
+	if idx == nil {
+		idx = e.allIdx
+	}
+	ch := make(chan answer, len(idx))
+	for j, i := range idx {
+		if e.health[i].isDown() {
+			ch <- answer{node: j, reply: Reply{Err: errDown}}
+			continue
+		}
+		e.nodes[i].Do(op, deadline, func(r Reply) {
+			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
+				var rerr redis.Error
+				if !errors.As(r.Err, &rerr) {
+					e.nudgeCheck(i)
+				}
+			}
+			ch <- answer{node: j, reply: r}
+		})
 	}
 	return ch
 }

@@ -19,6 +19,7 @@ func newEngine(t *testing.T, nodes []Node, opts ...Option) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = e.Close() })
 	return e
 }
 
@@ -56,7 +57,7 @@ func TestAcquireVotes(t *testing.T) {
 			for i, s := range tt.nodes {
 				switch s {
 				case down:
-					fs[i].setFault(errDown, 0, nil)
+					fs[i].setFault(errRefused, 0, nil)
 				case taken:
 					fs[i].put("k", "other", time.Minute)
 				}
@@ -195,7 +196,7 @@ func TestRollbackSparesOwnEarlierLock(t *testing.T) {
 func TestRollbackReachesTimedOutNodes(t *testing.T) {
 	fs, nodes := fakes(5)
 	for _, f := range fs[:3] {
-		f.setFault(errDown, 0, nil)
+		f.setFault(errRefused, 0, nil)
 	}
 	e := newEngine(t, nodes)
 	_, err := e.Acquire(t.Context(), "k", "v", time.Second)
@@ -234,7 +235,7 @@ func TestReleaseOutcomes(t *testing.T) {
 				if i < tt.held {
 					f.put("k", "v", time.Minute)
 				} else if i < tt.held+tt.broken {
-					f.setFault(errDown, 0, nil)
+					f.setFault(errRefused, 0, nil)
 				}
 			}
 			err := newEngine(t, nodes).Release(t.Context(), "k", "v")
@@ -286,7 +287,7 @@ func TestRead(t *testing.T) {
 
 	fs[0].put("k", "w", time.Minute)
 	fs[1].put("k", "w", time.Minute)
-	fs[2].setFault(errDown, 0, nil)
+	fs[2].setFault(errRefused, 0, nil)
 	if _, err := e.Read(t.Context(), "k"); !errors.Is(err, ErrNoQuorum) {
 		t.Fatalf("a split read with a node down = %v, want ErrNoQuorum", err)
 	}
@@ -305,7 +306,7 @@ func TestForceRelease(t *testing.T) {
 	for _, f := range fs {
 		f.put("k", "v", time.Minute)
 	}
-	fs[4].setFault(errDown, 0, nil)
+	fs[4].setFault(errRefused, 0, nil)
 	e := newEngine(t, nodes)
 	if existed, err := e.ForceRelease(t.Context(), "k"); err != nil || !existed {
 		t.Fatalf("ForceRelease = %v, %v", existed, err)
@@ -314,7 +315,7 @@ func TestForceRelease(t *testing.T) {
 		t.Fatalf("%d live nodes still hold the key", n)
 	}
 	for _, f := range fs[:3] {
-		f.setFault(errDown, 0, nil)
+		f.setFault(errRefused, 0, nil)
 	}
 	if _, err := e.ForceRelease(t.Context(), "k"); !errors.Is(err, ErrNoQuorum) {
 		t.Fatalf("ForceRelease with 4 down = %v, want ErrNoQuorum", err)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-var errDown = errors.New("connection refused")
+var errRefused = errors.New("connection refused")
 
 // fakeNode is an in-memory node with injectable faults: an error for every
 // call, a delay, or a gate that holds calls until the test opens it.
@@ -24,6 +24,10 @@ type fakeNode struct {
 	inflight map[string]int
 	maxIn    int
 	calls    map[string]int
+
+	info    NodeInfo
+	infoErr error // what health checks get
+	watch   func(NodeInfo)
 }
 
 type fakeEntry struct {
@@ -32,7 +36,33 @@ type fakeEntry struct {
 }
 
 func newFake(name string) *fakeNode {
-	return &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{}}
+	return &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{},
+		info: NodeInfo{RunID: "run-" + name + "-1", Uptime: time.Hour}}
+}
+
+// Info implements Node.
+func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.info, f.infoErr
+}
+
+// Watch implements Node.
+func (f *fakeNode) Watch(w func(NodeInfo)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watch = w
+}
+
+// restart empties the node and gives it a new run_id, announced the way a
+// reconnect announces it.
+func (f *fakeNode) restart(persistent bool) {
+	f.mu.Lock()
+	f.data = map[string]fakeEntry{}
+	f.info = NodeInfo{RunID: f.info.RunID + "+", Uptime: 0, Persistent: persistent}
+	info, w := f.info, f.watch
+	f.mu.Unlock()
+	w(info)
 }
 
 func fakes(n int) ([]*fakeNode, []Node) {
@@ -76,7 +106,7 @@ func (f *fakeNode) callCount(op string) int {
 	return f.calls[op]
 }
 
-var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del", OpPing: "ping"}
+var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -160,8 +190,6 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		delete(f.data, op.Key)
 		f.mu.Unlock()
 		return Reply{OK: held}
-	case OpPing:
-		return Reply{OK: true}
 	}
 	return Reply{Err: errors.New("fake: unknown op")}
 }

@@ -18,8 +18,24 @@ type Node interface {
 	// Addr names the node in errors, logs and INFO.
 	Addr() string
 	Do(op Op, deadline time.Time, done func(Reply))
+	// Info reads the node's identity and persistence; the engine's health
+	// monitor calls it, off the lock path.
+	Info(ctx context.Context) (NodeInfo, error)
+	// Watch registers f, which the node calls with fresh NodeInfo each time
+	// it opens a connection, before that connection carries any operation:
+	// a backend that restarted is known as such before it can vote.
+	Watch(f func(NodeInfo))
 	// Close stops the node; operations still queued fail.
 	Close() error
+}
+
+// NodeInfo identifies one run of a backend.
+type NodeInfo struct {
+	RunID  string        // changes when the backend restarts
+	Uptime time.Duration // since it started
+	// Persistent: every write is fsynced before it is acknowledged
+	// (appendonly yes, appendfsync always), so a restart loses no lock.
+	Persistent bool
 }
 
 // OpKind is what a single-node operation does.
@@ -32,7 +48,6 @@ const (
 	OpPExpireIfEq                   // set Key's TTL if it holds Value; OK: done
 	OpRead                          // Key's value and TTL in one snapshot: Entry
 	OpDel                           // delete Key whatever it holds; OK: it existed
-	OpPing                          // PING; OK: it answered
 )
 
 // Op is one single-node operation.

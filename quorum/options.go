@@ -9,22 +9,26 @@ import (
 type Option func(*options)
 
 type options struct {
-	driftFactor   float64
-	nodeTimeout   time.Duration
-	timeoutFactor float64
-	minValidity   time.Duration
-	maxTTL        time.Duration
-	logger        *slog.Logger
+	driftFactor    float64
+	nodeTimeout    time.Duration
+	timeoutFactor  float64
+	minValidity    time.Duration
+	maxTTL         time.Duration
+	quarantine     bool
+	healthInterval time.Duration
+	logger         *slog.Logger
 }
 
 func defaultOptions() options {
 	return options{
-		driftFactor:   0.01,
-		nodeTimeout:   250 * time.Millisecond,
-		timeoutFactor: 0.05,
-		minValidity:   10 * time.Millisecond,
-		maxTTL:        10 * time.Minute,
-		logger:        slog.Default(),
+		driftFactor:    0.01,
+		nodeTimeout:    250 * time.Millisecond,
+		timeoutFactor:  0.05,
+		minValidity:    10 * time.Millisecond,
+		maxTTL:         10 * time.Minute,
+		quarantine:     true,
+		healthInterval: time.Second,
+		logger:         slog.Default(),
 	}
 }
 
@@ -48,3 +52,12 @@ func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d
 
 // WithLogger sets where rollback failures are logged. Default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithQuarantine switches restart quarantine. Default true. Off, a backend
+// that restarted empty counts toward a quorum at once, which can let a
+// second owner take a lock that is still held: unsafe.
+func WithQuarantine(on bool) Option { return func(o *options) { o.quarantine = on } }
+
+// WithHealthInterval sets how often each backend's run_id and reachability
+// are checked. Default 1s.
+func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.healthInterval = d } }

@@ -34,7 +34,7 @@ func (e *Engine) read(ctx context.Context, key string, early bool) (Entry, error
 		return Entry{}, err
 	}
 	deadline := time.Now().Add(e.opts.nodeTimeout)
-	ch := send(e.nodes, Op{Kind: OpRead, Key: key}, deadline)
+	ch := e.send(nil, Op{Kind: OpRead, Key: key}, deadline)
 	timer := time.NewTimer(e.opts.nodeTimeout)
 	defer timer.Stop()
 	var (
@@ -118,43 +118,4 @@ func (e *Engine) majorityEntry(value string, answers []answer) Entry {
 		return Entry{}
 	}
 	return Entry{Found: true, Value: value, TTL: ttl}
-}
-
-// NodeStatus is one node's health as seen by a PING.
-type NodeStatus struct {
-	Addr    string
-	Up      bool
-	Latency time.Duration
-	Err     error
-}
-
-// Status pings every node at once, each bounded by the node timeout.
-func (e *Engine) Status(ctx context.Context) []NodeStatus {
-	out := make([]NodeStatus, len(e.nodes))
-	if err := ctx.Err(); err != nil {
-		for i, n := range e.nodes {
-			out[i] = NodeStatus{Addr: n.Addr(), Err: err}
-		}
-		return out
-	}
-	start := time.Now()
-	t := e.start(e.nodes, Op{Kind: OpPing}, e.opts.nodeTimeout)
-	latency := make([]time.Duration, len(e.nodes))
-	timer := time.NewTimer(time.Until(t.giveUp))
-	defer timer.Stop()
-	for t.arrived < len(e.nodes) {
-		select {
-		case a := <-t.ch:
-			latency[a.node] = time.Since(start)
-			t.add(a)
-			continue
-		case <-timer.C:
-			t.collect() // the silent ones count as failed
-		}
-		break
-	}
-	for i, n := range e.nodes {
-		out[i] = NodeStatus{Addr: n.Addr(), Up: t.votes[i] == yes, Latency: latency[i], Err: t.errs[i]}
-	}
-	return out
 }

@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,9 @@ type RedisNode struct {
 	client *redis.Client
 	addr   string
 
+	watchMu sync.Mutex
+	watch   func(NodeInfo)
+
 	mu     sync.Mutex
 	queue  []call
 	spare  []call // the last batch's slice, reused
@@ -71,11 +75,34 @@ func NewRedisNode(opt *redis.Options) *RedisNode {
 	o.DisableIdentity = true
 	o.DialerRetries = 1 // a refused dial is a vote against, now; not five tries later
 	n := &RedisNode{
-		client: redis.NewClient(&o),
-		addr:   o.Addr,
-		wake:   make(chan struct{}, 1),
-		stop:   make(chan struct{}),
+		addr: o.Addr,
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
 	}
+	onConnect := o.OnConnect
+	o.OnConnect = func(ctx context.Context, cn *redis.Conn) error {
+		if onConnect != nil {
+			if err := onConnect(ctx, cn); err != nil {
+				return err
+			}
+		}
+		info, err := readInfo(ctx, cn)
+		var rerr redis.Error
+		if errors.As(err, &rerr) {
+			return nil // the backend answers but will not say who it is (ACL, or not Redis)
+		}
+		if err != nil {
+			return fmt.Errorf("reading run_id on connect: %w", err)
+		}
+		n.watchMu.Lock()
+		f := n.watch
+		n.watchMu.Unlock()
+		if f != nil {
+			f(info)
+		}
+		return nil
+	}
+	n.client = redis.NewClient(&o)
 	for range pipelines {
 		n.wg.Add(1)
 		go n.worker()
@@ -100,6 +127,54 @@ func (n *RedisNode) Do(op Op, deadline time.Time, done func(Reply)) {
 	case n.wake <- struct{}{}:
 	default: // a worker is already due to look
 	}
+}
+
+// Info implements Node.
+func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) { return readInfo(ctx, n.client) }
+
+// Watch implements Node.
+func (n *RedisNode) Watch(f func(NodeInfo)) {
+	n.watchMu.Lock()
+	n.watch = f
+	n.watchMu.Unlock()
+}
+
+// infoReader is what readInfo needs: a client or one connection.
+type infoReader interface {
+	Info(ctx context.Context, sections ...string) *redis.StringCmd
+	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+}
+
+// readInfo reads run_id, uptime and whether every write is fsynced. A
+// backend that refuses CONFIG GET counts as not persistent.
+func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
+	text, err := c.Info(ctx, "server", "persistence").Result()
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	var info NodeInfo
+	aof := false
+	for _, line := range strings.Split(text, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch k {
+		case "run_id":
+			info.RunID = v
+		case "uptime_in_seconds":
+			secs, _ := strconv.ParseInt(v, 10, 64)
+			info.Uptime = time.Duration(secs) * time.Second
+		case "aof_enabled":
+			aof = v == "1"
+		}
+	}
+	if info.RunID == "" {
+		return NodeInfo{}, errors.New("INFO server has no run_id")
+	}
+	if aof {
+		if cfg, err := c.ConfigGet(ctx, "appendfsync").Result(); err == nil {
+			info.Persistent = cfg["appendfsync"] == "always"
+		}
+	}
+	return info, nil
 }
 
 // Close implements Node: queued operations fail, then the client closes.
@@ -222,8 +297,6 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cm
 		return script(getPTTLScript)
 	case OpDel:
 		return pipe.Del(ctx, op.Key)
-	case OpPing:
-		return pipe.Ping(ctx)
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
@@ -243,8 +316,6 @@ func replyOf(op Op, cmd redis.Cmder) Reply {
 		}
 		e, err := entryOf(cmd.(*redis.Cmd).Val())
 		return Reply{OK: err == nil, Entry: e, Err: err}
-	case OpPing:
-		return Reply{OK: err == nil, Err: err}
 	}
 	if err != nil {
 		return Reply{Err: err}

@@ -15,7 +15,7 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 	if err != nil {
 		return err
 	}
-	t := e.start(e.nodes, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout)
+	t := e.start(nil, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout, false)
 	t.collect()
 	var rerr error
 	if t.nYes < e.quorum {
@@ -50,7 +50,7 @@ func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	t := e.start(e.nodes, Op{Kind: OpDel, Key: key}, e.opts.nodeTimeout)
+	t := e.start(nil, Op{Kind: OpDel, Key: key}, e.opts.nodeTimeout, false)
 	t.drain()
 	if t.nYes+t.nNo < e.quorum {
 		rerr := t.roundError("delete", ErrNoQuorum, e.nodes, "absent")

@@ -10,10 +10,23 @@ import (
 // plus, at worst, one batch ahead of it in the queue.
 func (e *Engine) lateGrace() time.Duration { return e.opts.nodeTimeout + 500*time.Millisecond }
 
-// start sends op to targets with a deadline timeout from now.
-func (e *Engine) start(targets []Node, op Op, timeout time.Duration) *tally {
+// start sends op to the nodes idx names (nil: all) with a deadline timeout
+// from now. With counting, a "yes" counts only from a node out of restart
+// quarantine.
+func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *tally {
+	if idx == nil {
+		idx = e.allIdx
+	}
 	deadline := time.Now().Add(timeout)
-	return newTally(send(targets, op, deadline), len(targets), e.quorum, deadline, e.lateGrace())
+	t := newTally(e.send(idx, op, deadline), len(idx), e.quorum, deadline, e.lateGrace())
+	if counting && e.opts.quarantine {
+		t.counts = func(j int) bool { return e.health[idx[j]].counts(time.Now(), true) }
+		t.hopeless = make([]bool, len(idx))
+		for j := range idx {
+			t.hopeless[j] = !t.counts(j)
+		}
+	}
+	return t
 }
 
 // timedRound is an acquire or extend round: it carries a TTL, so it is
@@ -37,7 +50,7 @@ func (e *Engine) startTimed(ctx context.Context, kind OpKind, key, value string,
 		return nil, err
 	}
 	start := time.Now()
-	t := e.start(e.nodes, Op{Kind: kind, Key: key, Value: value, TTL: e.PaddedTTL(ttl)}, e.lockTimeout(ttl))
+	t := e.start(nil, Op{Kind: kind, Key: key, Value: value, TTL: e.PaddedTTL(ttl)}, e.lockTimeout(ttl), true)
 	t.collect()
 	return &timedRound{tally: t, unlock: unlock, ttl: ttl, elapsed: time.Since(start)}, nil
 }

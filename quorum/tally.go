@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -11,10 +12,12 @@ import (
 type vote uint8
 
 const (
-	pending vote = iota // not answered yet
-	yes                 // did it (set, deleted, extended)
-	no                  // definitely did not (key absent or held by another value)
-	failed              // error or timeout: unknown whether it did
+	pending     vote = iota // not answered yet
+	yes                     // did it (set, deleted, extended)
+	no                      // definitely did not (key absent or held by another value)
+	failed                  // error or timeout: unknown whether it did
+	skipped                 // known down: nothing was sent
+	quarantined             // did it, but may not count: restarted recently
 )
 
 // tally counts the votes of a yes/no round. Votes are fixed when the round
@@ -28,6 +31,10 @@ type tally struct {
 	nYes, nNo, nFail int
 	arrived          int
 	deadline, giveUp time.Time
+	// counts, when set, says whether node i's "yes" may count now (restart
+	// quarantine); hopeless marks nodes that could not count when sent to.
+	counts   func(i int) bool
+	hopeless []bool
 }
 
 // newTally counts the answers arriving on ch. Late answers are awaited until
@@ -43,8 +50,14 @@ func (t *tally) add(a answer) {
 		return // too late to count
 	}
 	switch {
+	case errors.Is(a.reply.Err, errDown):
+		t.votes[a.node], t.errs[a.node] = skipped, a.reply.Err
+		t.nFail++
 	case a.reply.Err != nil:
 		t.votes[a.node], t.errs[a.node] = failed, a.reply.Err
+		t.nFail++
+	case a.reply.OK && t.counts != nil && !t.counts(a.node):
+		t.votes[a.node] = quarantined
 		t.nFail++
 	case a.reply.OK:
 		t.votes[a.node] = yes
@@ -59,7 +72,12 @@ func (t *tally) counted() int { return t.nYes + t.nNo + t.nFail }
 
 // decided: the outcome can no longer change, either way.
 func (t *tally) decided() bool {
-	open := len(t.votes) - t.counted()
+	open := 0
+	for i, v := range t.votes {
+		if v == pending && (t.hopeless == nil || !t.hopeless[i]) {
+			open++
+		}
+	}
 	return t.nYes >= t.quorum || t.nYes+open < t.quorum
 }
 
@@ -135,7 +153,7 @@ func (t *tally) failure(negative error) error {
 func (t *tally) maybeWrote() []int {
 	var idx []int
 	for i, v := range t.votes {
-		if v == yes || v == failed {
+		if v == yes || v == failed || v == quarantined {
 			idx = append(idx, i)
 		}
 	}
@@ -149,8 +167,10 @@ func (t *tally) roundError(op string, reason error, nodes []Node, negative strin
 		switch v {
 		case no:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(negative)})
-		case failed:
+		case failed, skipped:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: t.errs[i]})
+		case quarantined:
+			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("quarantined: restarted recently, it may have lost locks")})
 		case pending:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("no answer yet")})
 		}

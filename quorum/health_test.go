@@ -1,0 +1,128 @@
+package quorum
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A holds k on three of five nodes; one of them restarts empty. Without
+// quarantine B wins a majority while A still holds the lock: the failure
+// restart quarantine exists for.
+func TestQuarantineKeepsRestartedNodeFromVoting(t *testing.T) {
+	for _, quarantine := range []bool{true, false} {
+		fs, nodes := fakes(5)
+		e := newEngine(t, nodes, WithQuarantine(quarantine))
+		if _, err := e.Acquire(t.Context(), "k", "A", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		for holders(fs, "k", "A") != 5 {
+			time.Sleep(time.Millisecond)
+		}
+		for _, f := range fs[3:] { // A's value stays on 0, 1, 2 only
+			f.mu.Lock()
+			delete(f.data, "k")
+			f.mu.Unlock()
+		}
+		fs[0].restart(false)
+
+		_, err := e.Acquire(t.Context(), "k", "B", time.Minute)
+		if !quarantine {
+			if err != nil {
+				t.Fatalf("without quarantine the second owner should (unsafely) win, got %v", err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrNoQuorum) || !strings.Contains(err.Error(), "node0: quarantined") {
+			t.Fatalf("with quarantine: Acquire by B = %v; want NOQUORUM naming node0 as quarantined", err)
+		}
+		if n := holders(fs, "k", "B"); n != 0 {
+			t.Fatalf("B's failed round left its value on %d nodes (the quarantined one included?)", n)
+		}
+		if got := e.Status()[0].Quarantined; got <= 0 {
+			t.Fatalf("Status shows no quarantine for the restarted node: %v", got)
+		}
+	}
+}
+
+func TestQuarantineAtStartForYoungBackends(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs[:2] {
+		f.info.Uptime = time.Second // younger than max_ttl
+	}
+	e := newEngine(t, nodes, WithMaxTTL(time.Minute))
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); err != nil {
+		t.Fatalf("three seasoned nodes should suffice: %v", err)
+	}
+	fs[2].setFault(errRefused, 0, nil)
+	if _, err := e.Acquire(t.Context(), "k2", "v", time.Second); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("two young + one broken of five = %v; want NOQUORUM", err)
+	}
+	if q := e.Status()[0].Quarantined; q < 50*time.Second || q > time.Minute {
+		t.Fatalf("young node's quarantine = %v; want max_ttl padded, less its uptime", q)
+	}
+}
+
+func TestQuarantineEnds(t *testing.T) {
+	fs, nodes := fakes(3)
+	e := newEngine(t, nodes, WithMaxTTL(100*time.Millisecond), WithMinValidity(time.Millisecond))
+	fs[0].restart(false)
+	fs[1].restart(false)
+	if _, err := e.Acquire(t.Context(), "k", "v", 100*time.Millisecond); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("two of three quarantined = %v; want NOQUORUM", err)
+	}
+	time.Sleep(e.QuarantineWindow() + 20*time.Millisecond)
+	if _, err := e.Acquire(t.Context(), "k", "v", 100*time.Millisecond); err != nil {
+		t.Fatalf("after the window the nodes count again: %v", err)
+	}
+}
+
+func TestPersistentBackendIsNotQuarantined(t *testing.T) {
+	fs, nodes := fakes(3)
+	e := newEngine(t, nodes)
+	fs[0].restart(true)
+	fs[1].restart(true)
+	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); err != nil {
+		t.Fatalf("nodes that fsync every write lose no lock on restart: %v", err)
+	}
+}
+
+func TestDownNodeIsNotWaitedOn(t *testing.T) {
+	fs, nodes := fakes(5)
+	fs[4].infoErr = errRefused // the health check finds it down
+	fs[4].setFault(nil, 0, make(chan struct{}))
+	for _, f := range fs[:2] {
+		f.put("k", "other", time.Minute)
+	}
+	// The round needs node 4's vote. Were it sent there, it would hang
+	// until the one-minute node timeout: returning at all shows it was not.
+	e := newEngine(t, nodes, WithNodeTimeout(time.Minute), WithTimeoutFactor(0.5))
+	_, err := e.Acquire(t.Context(), "k", "v", time.Minute)
+	if !errors.Is(err, ErrNoQuorum) || !strings.Contains(err.Error(), "node4: down") {
+		t.Fatalf("Acquire = %v; want NOQUORUM naming node4 as down", err)
+	}
+	if n := fs[4].callCount("setnx"); n != 0 {
+		t.Fatalf("a node known to be down was sent %d SETs", n)
+	}
+	if st := e.Status()[4]; st.Up || st.Err == nil {
+		t.Fatalf("Status of the down node = %+v", st)
+	}
+	// It answers again: the monitor (backing off from 100ms) brings it back.
+	fs[4].mu.Lock()
+	fs[4].infoErr, fs[4].gate = nil, nil
+	fs[4].mu.Unlock()
+	deadline := time.Now().Add(5 * time.Second)
+	for !e.Status()[4].Up {
+		if time.Now().After(deadline) {
+			t.Fatal("the node that answers again is still down after 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := e.Release(t.Context(), "k", "v"); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("release to all five = %v", err)
+	}
+	if fs[4].callCount("delifeq") == 0 {
+		t.Fatal("the node back up was not sent the release")
+	}
+}
