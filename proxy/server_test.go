@@ -18,7 +18,7 @@ import (
 
 // serve starts a Server over three in-memory backends (the embedded mode's
 // miniredis) on a free port; these tests are about the RESP server itself.
-func serve(t *testing.T, opts ...Option) (*Server, string) {
+func serve(t testing.TB, opts ...Option) (*Server, string) {
 	t.Helper()
 	var nodes []quorum.Node
 	for range 3 {

@@ -1,0 +1,140 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// panicCounter counts "command panicked" log records.
+type panicCounter struct{ n atomic.Int64 }
+
+func (p *panicCounter) Enabled(context.Context, slog.Level) bool { return true }
+func (p *panicCounter) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "command panicked" {
+		p.n.Add(1)
+	}
+	return nil
+}
+func (p *panicCounter) WithAttrs([]slog.Attr) slog.Handler { return p }
+func (p *panicCounter) WithGroup(string) slog.Handler      { return p }
+
+// FuzzServeRESP sends arbitrary bytes down a real connection to a proxy
+// over embedded backends and checks what comes back: every reply is
+// well-formed RESP, every error starts with an upper-case code, no handler
+// panics, and the connection ends once the client stops sending.
+func FuzzServeRESP(f *testing.F) {
+	for _, seed := range []string{
+		"PING\r\n",
+		"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+		"*6\r\n$3\r\nSET\r\n$4\r\nlock\r\n$3\r\ntok\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n",
+		"SET a b NX PX 100\r\nGET a\r\nPTTL a\r\nEXISTS a b\r\nDEL a\r\n",
+		"EVAL \"if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end\" 1 a b\r\n",
+		"EVALSHA b70c2384248f88e6b75b9f89241a180f856ad852 1 a b\r\nSCRIPT EXISTS x\r\nSCRIPT FLUSH\r\n",
+		"HELLO 2 AUTH default x SETNAME n\r\nHELLO 3\r\nCLIENT SETNAME x\r\nCLIENT GETNAME\r\nCLIENT INFO\r\nSELECT 0\r\n",
+		"INFO\r\nCOMMAND COUNT\r\nCOMMAND INFO get set\r\nCOMMAND DOCS\r\nCLUSTER SLOTS\r\nWAIT 0 0\r\nECHO x\r\nQUIT\r\nPING\r\n",
+		"*1\r\n$x\r\n", "*-1\r\n", "*2\r\n$3\r\nGET\r\n$-5\r\n", "\"unbalanced\r\n", "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPI",
+		"FLUSHALL\r\nCONFIG SET x y\r\nKEYS *\r\nDEBUG SLEEP 1\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	var panics panicCounter
+	_, addr := serve(f, WithLogger(slog.New(&panics)), WithMaxRequestSize(4096))
+	f.Fuzz(func(t *testing.T, input []byte) {
+		nc, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		_ = nc.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := nc.Write(input); err != nil && !errors.Is(err, io.ErrClosedPipe) {
+			// the server may close first, after a protocol error
+			if !strings.Contains(err.Error(), "reset") && !strings.Contains(err.Error(), "broken pipe") {
+				t.Fatal(err)
+			}
+		}
+		_ = nc.(*net.TCPConn).CloseWrite()
+		out, err := io.ReadAll(nc)
+		if err != nil && !strings.Contains(err.Error(), "reset") {
+			t.Fatalf("reading replies to %q: %v (got %q)", input, err, out)
+		}
+		if err := checkReplies(out); err != nil {
+			t.Fatalf("replies to %q are not valid RESP: %v\n%q", input, err, out)
+		}
+		if n := panics.n.Load(); n > 0 {
+			t.Fatalf("%d handler panics so far (see the log); last input %q", n, input)
+		}
+	})
+}
+
+// checkReplies parses a stream of RESP2 replies completely.
+func checkReplies(b []byte) error {
+	r := bufio.NewReader(bytes.NewReader(b))
+	for {
+		if _, err := r.Peek(1); err == io.EOF {
+			return nil
+		}
+		if err := checkReply(r, 0); err != nil {
+			return err
+		}
+	}
+}
+
+func checkReply(r *bufio.Reader, depth int) error {
+	if depth > 8 {
+		return errors.New("nested too deep")
+	}
+	line, err := r.ReadString('\n')
+	if err != nil || !strings.HasSuffix(line, "\r\n") || len(line) < 3 {
+		return fmt.Errorf("bad line %q: %v", line, err)
+	}
+	kind, body := line[0], line[1:len(line)-2]
+	switch kind {
+	case '+':
+		return nil
+	case '-':
+		code, _, _ := strings.Cut(body, " ")
+		if code == "" || strings.ToUpper(code) != code {
+			return fmt.Errorf("error reply without an upper-case code: %q", body)
+		}
+		return nil
+	case ':':
+		_, err := strconv.ParseInt(body, 10, 64)
+		return err
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 {
+			return fmt.Errorf("bad bulk length %q", body)
+		}
+		if n == -1 {
+			return nil
+		}
+		data := make([]byte, n+2)
+		if _, err := io.ReadFull(r, data); err != nil || !bytes.HasSuffix(data, []byte("\r\n")) {
+			return fmt.Errorf("bad bulk of %d: %v", n, err)
+		}
+		return nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < -1 {
+			return fmt.Errorf("bad array length %q", body)
+		}
+		for range n {
+			if err := checkReply(r, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown reply type %q", kind)
+}
