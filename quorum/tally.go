@@ -68,8 +68,6 @@ func (t *tally) add(a answer) {
 	}
 }
 
-func (t *tally) counted() int { return t.nYes + t.nNo + t.nFail }
-
 // decided: the outcome can no longer change, either way.
 func (t *tally) decided() bool {
 	open := 0
