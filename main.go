@@ -23,23 +23,23 @@ import (
 )
 
 func main() {
-	logger := slog.New(slog.NewTextHandler(os.Stderr, nil))
-	if err := run(os.Args[1:], os.Getenv, os.Stderr, logger); err != nil {
+	if err := run(os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
 		}
-		logger.Error("redlock-proxy stopped", "err", err)
+		slog.New(slog.NewTextHandler(os.Stderr, nil)).Error("redlock-proxy stopped", "err", err)
 		os.Exit(1)
 	}
 }
 
 // run serves until SIGINT or SIGTERM, then shuts down within the grace
-// period; a second signal closes at once.
-func run(args []string, getenv func(string) string, out io.Writer, logger *slog.Logger) error {
+// period; a second signal closes at once. Usage and logs go to out.
+func run(args []string, getenv func(string) string, out io.Writer) error {
 	cfg, err := config.Load(args, getenv, out)
 	if err != nil {
 		return err
 	}
+	logger := newLogger(cfg.LogFormat, out)
 	a, err := start(cfg, logger)
 	if err != nil {
 		return err
@@ -88,10 +88,20 @@ func run(args []string, getenv func(string) string, out io.Writer, logger *slog.
 	return nil
 }
 
-// app is a running proxy: the engine over its backends and the RESP server.
+func newLogger(format string, out io.Writer) *slog.Logger {
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(out, nil))
+	}
+	return slog.New(slog.NewTextHandler(out, nil))
+}
+
+// app is a running proxy: the engine over its backends, the RESP server,
+// and the HTTP listener when configured.
 type app struct {
 	engine   *quorum.Engine
 	server   *proxy.Server
+	metrics  *proxy.Metrics
+	http     net.Listener
 	embedded *embedded
 }
 
@@ -125,6 +135,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 			PoolSize: 64,
 		})
 	}
+	a.metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
 		quorum.WithDriftFactor(cfg.DriftFactor),
 		quorum.WithNodeTimeout(cfg.NodeTimeout),
@@ -133,6 +144,8 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		quorum.WithMaxTTL(cfg.MaxTTL),
 		quorum.WithQuarantine(quarantine),
 		quorum.WithHealthInterval(cfg.HealthInterval),
+		quorum.WithObserver(a.metrics.ObserveBackend),
+		quorum.WithLogValues(cfg.LogValues),
 		quorum.WithLogger(logger),
 	)
 	if err != nil {
@@ -155,12 +168,22 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		proxy.WithIdleTimeout(cfg.IdleTimeout),
 		proxy.WithDefaultTTL(cfg.DefaultTTL),
 		proxy.WithForceRelease(cfg.AllowForceRelease),
+		proxy.WithMetrics(a.metrics),
 		proxy.WithLogger(logger),
 	)
+	if cfg.HTTPListen != "" {
+		if a.http, err = serveHTTP(cfg.HTTPListen, engine, newRegistry(a.metrics), logger); err != nil {
+			a.close()
+			return nil, fmt.Errorf("http_listen: %w", err)
+		}
+	}
 	return a, nil
 }
 
 func (a *app) close() {
+	if a.http != nil {
+		_ = a.http.Close()
+	}
 	_ = a.server.Close()
 	_ = a.engine.Close()
 	a.embedded.close()

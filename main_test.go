@@ -12,9 +12,8 @@ const childEnv = "REDLOCK_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) == "1" {
-		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		if err := run(os.Args[1:], func(string) string { return "" }, os.Stderr, logger); err != nil {
-			logger.Error("child proxy", "err", err)
+		if err := run(os.Args[1:], func(string) string { return "" }, os.Stderr); err != nil {
+			slog.Error("child proxy", "err", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -55,6 +55,14 @@ type Config struct {
 	MaxRequestSize int `yaml:"max_request_size"`
 	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// HTTPListen, when set, serves /metrics (Prometheus), /healthz and
+	// /readyz on this host:port. Default "" (off).
+	HTTPListen string `yaml:"http_listen"`
+	// LogFormat is "text" or "json". Default "text".
+	LogFormat string `yaml:"log_format"`
+	// LogValues lets logs name lock keys and owner values (rollback
+	// failures). Default false: they can be secrets.
+	LogValues bool `yaml:"log_values"`
 	// PprofListen, when set, serves net/http/pprof on this host:port, for
 	// profiling. Default "" (off). Keep it on loopback: it exposes internals.
 	PprofListen string `yaml:"pprof_listen"`
@@ -94,6 +102,7 @@ func Default() Config {
 		MaxClients:        10000,
 		MaxRequestSize:    1 << 20,
 		ShutdownGrace:     10 * time.Second,
+		LogFormat:         "text",
 	}
 }
 

@@ -38,6 +38,9 @@ var settings = []setting{
 	{"max_clients", "most client connections at once", func(c *Config) any { return &c.MaxClients }},
 	{"max_request_size", "largest request a client may send, in bytes", func(c *Config) any { return &c.MaxRequestSize }},
 	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
+	{"http_listen", "serve /metrics, /healthz and /readyz on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
+	{"log_format", "log format: text or json", func(c *Config) any { return &c.LogFormat }},
+	{"log_values", "let logs name lock keys and owner values (they can be secrets)", func(c *Config) any { return &c.LogValues }},
 	{"pprof_listen", "serve Go's pprof profiles on this host:port; empty: off (keep it on loopback)", func(c *Config) any { return &c.PprofListen }},
 	{"shutdown_grace", "on SIGINT/SIGTERM, how long in-flight rounds may finish", func(c *Config) any { return &c.ShutdownGrace }},
 }

@@ -72,6 +72,14 @@ func (c Config) Validate() error {
 	if c.DefaultTTL > 0 && c.DefaultTTL <= c.MinValidity {
 		bad("default_ttl", "%v must exceed min_validity %v", c.DefaultTTL, c.MinValidity)
 	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		bad("log_format", "%q: want text or json", c.LogFormat)
+	}
+	for _, f := range []struct{ field, addr string }{{"http_listen", c.HTTPListen}, {"pprof_listen", c.PprofListen}} {
+		if _, _, err := net.SplitHostPort(f.addr); f.addr != "" && err != nil {
+			bad(f.field, "%q is not host:port: %v", f.addr, err)
+		}
+	}
 	if c.MaxClients < 1 {
 		bad("max_clients", "%d must be at least 1", c.MaxClients)
 	}

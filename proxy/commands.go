@@ -64,7 +64,7 @@ func (s *Server) commandTable() map[string]*command {
 // dispatch runs one command: lookup, arity, auth, then the handler, with a
 // panic in the handler turned into an error reply for that command alone.
 func (s *Server) dispatch(c *request, args [][]byte) {
-	s.stats.commands.Add(1)
+	s.metrics.commands.Add(1)
 	cmd := s.lookup(args[0])
 	switch {
 	case cmd == nil:
@@ -78,6 +78,10 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		return
 	}
 	c.lastCmd.Store(cmd)
+	if cmd.flags&(flagLock|flagRead) != 0 {
+		s.metrics.inflight.Add(1)
+		defer s.metrics.inflight.Add(-1)
+	}
 	mark := len(c.wr.Buffer())
 	defer func() {
 		if r := recover(); r != nil {

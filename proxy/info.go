@@ -70,11 +70,20 @@ func (s *Server) infoClients() string {
 }
 
 func (s *Server) infoStats() string {
-	st := &s.stats
-	return fmt.Sprintf("total_connections_received:%d\r\ntotal_commands_processed:%d\r\nrejected_connections:%d\r\n"+
-		"lock_acquired:%d\r\nlock_taken:%d\r\nlock_released:%d\r\nlock_noquorum:%d\r\n",
-		st.connections.Load(), st.commands.Load(), st.rejected.Load(),
-		st.acquired.Load(), st.taken.Load(), st.released.Load(), st.noQuorum.Load())
+	m := s.metrics
+	var b strings.Builder
+	fmt.Fprintf(&b, "total_connections_received:%d\r\ntotal_commands_processed:%d\r\nrejected_connections:%d\r\ninflight_rounds:%d\r\n",
+		m.connections.Load(), m.commands.Load(), m.rejected.Load(), m.inflight.Load())
+	rb, rbFailed := s.engine.Rollbacks()
+	fmt.Fprintf(&b, "rollbacks:%d\r\nrollback_failures:%d\r\n", rb, rbFailed)
+	for k := range nKinds {
+		for o := range nOutcomes {
+			if n := m.rounds[k][o].Load(); n > 0 {
+				fmt.Fprintf(&b, "rounds_%s_%s:%d\r\n", kindNames[k], outcomeNames[o], n)
+			}
+		}
+	}
+	return b.String()
 }
 
 // infoRedlock shows each backend as the health monitor last saw it.

@@ -26,13 +26,13 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
-	_, err = s.engine.Acquire(c.ctx, req.Key, req.Value, ttl)
+	start := time.Now()
+	g, err := s.engine.Acquire(c.ctx, req.Key, req.Value, ttl)
+	s.metrics.observe(kindAcquire, start, err, g.Validity)
 	switch {
 	case err == nil:
-		s.stats.acquired.Add(1)
 		c.wr.WriteString("OK")
 	case errors.Is(err, quorum.ErrTaken):
-		s.stats.taken.Add(1)
 		c.wr.WriteNull() // exactly what one Redis answers for a taken lock
 	default:
 		c.writeErr(err)
@@ -60,7 +60,9 @@ func (s *Server) checkTTL(ttl time.Duration) error {
 }
 
 func (s *Server) cmdGet(c *request, args [][]byte) {
+	start := time.Now()
 	e, err := s.engine.Get(c.ctx, string(args[1]))
+	s.metrics.observe(kindRead, start, err, 0)
 	switch {
 	case err != nil:
 		c.writeErr(err)
@@ -92,7 +94,9 @@ func (s *Server) cmdTTL(c *request, args [][]byte) {
 
 // readTTL returns -2ms / -1ms / the remaining TTL, or writes the error.
 func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
+	start := time.Now()
 	e, err := s.engine.Read(c.ctx, string(key))
+	s.metrics.observe(kindRead, start, err, 0)
 	switch {
 	case err != nil:
 		c.writeErr(err)
@@ -108,7 +112,9 @@ func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
 func (s *Server) cmdExists(c *request, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
+		start := time.Now()
 		e, err := s.engine.Get(c.ctx, string(key))
+		s.metrics.observe(kindRead, start, err, 0)
 		if err != nil {
 			c.writeErr(err)
 			return
@@ -128,7 +134,9 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 	}
 	n := 0
 	for _, key := range args[1:] {
+		start := time.Now()
 		existed, err := s.engine.ForceRelease(c.ctx, string(key))
+		s.metrics.observe(kindForceRelease, start, err, 0)
 		if err != nil {
 			c.writeErr(err)
 			return
@@ -141,9 +149,4 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 }
 
 // writeErr writes err as one RESP error line.
-func (c *request) writeErr(err error) {
-	if errors.Is(err, quorum.ErrNoQuorum) || errors.Is(err, quorum.ErrValiditySpent) {
-		c.s.stats.noQuorum.Add(1)
-	}
-	c.wr.WriteError(replyText(err))
-}
+func (c *request) writeErr(err error) { c.wr.WriteError(replyText(err)) }

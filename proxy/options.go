@@ -15,6 +15,7 @@ type options struct {
 	idleTimeout       time.Duration
 	defaultTTL        time.Duration
 	allowForceRelease bool
+	metrics           *Metrics
 	logger            *slog.Logger
 }
 
@@ -50,3 +51,7 @@ func WithForceRelease(allow bool) Option { return func(o *options) { o.allowForc
 
 // WithLogger sets the logger. Default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// WithMetrics makes the server count into m, which can then be registered
+// with Prometheus. Default: a private Metrics, shown by INFO only.
+func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } }

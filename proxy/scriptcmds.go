@@ -79,10 +79,11 @@ func scriptArgs(sha string, kind scriptKind, want string) error {
 // release answers 1 when a quorum deleted the owner's value, 0 when the
 // caller did not hold it on a majority.
 func (s *Server) release(c *request, key, value string) {
+	start := time.Now()
 	err := s.engine.Release(c.ctx, key, value)
+	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
 	case err == nil:
-		s.stats.released.Add(1)
 		c.wr.WriteInt(1)
 	case errors.Is(err, quorum.ErrNotHeld):
 		c.wr.WriteInt(0)
@@ -98,7 +99,9 @@ func (s *Server) extend(c *request, key, value string, ttl time.Duration) {
 		c.writeErr(err)
 		return
 	}
-	_, err := s.engine.Extend(c.ctx, key, value, ttl)
+	start := time.Now()
+	g, err := s.engine.Extend(c.ctx, key, value, ttl)
+	s.metrics.observe(kindExtend, start, err, g.Validity)
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)

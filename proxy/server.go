@@ -26,7 +26,7 @@ type Server struct {
 	scripts scriptRegistry
 	started time.Time
 	runID   string
-	stats   stats
+	metrics *Metrics
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -34,12 +34,6 @@ type Server struct {
 	closing   atomic.Bool
 	conns     sync.WaitGroup
 	nextID    atomic.Int64
-}
-
-// stats are the counters INFO shows.
-type stats struct {
-	connections, rejected, commands     atomic.Int64
-	acquired, taken, noQuorum, released atomic.Int64
 }
 
 // New returns a server that runs lock commands on engine.
@@ -57,7 +51,12 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		runID:     hex.EncodeToString(id),
 		listeners: map[net.Listener]struct{}{},
 		clients:   map[*client]struct{}{},
+		metrics:   o.metrics,
 	}
+	if s.metrics == nil {
+		s.metrics = NewMetrics()
+	}
+	s.metrics.server.Store(s)
 	s.cmds = s.commandTable()
 	return s
 }
@@ -99,12 +98,12 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 func (s *Server) accept(nc net.Conn) {
-	s.stats.connections.Add(1)
+	s.metrics.connections.Add(1)
 	s.mu.Lock()
 	if s.closing.Load() || len(s.clients) >= s.opts.maxClients {
 		closing := s.closing.Load()
 		s.mu.Unlock()
-		s.stats.rejected.Add(1)
+		s.metrics.rejected.Add(1)
 		if !closing {
 			_ = nc.SetWriteDeadline(time.Now().Add(time.Second))
 			_, _ = nc.Write([]byte("-" + string(errMaxClients) + "\r\n"))

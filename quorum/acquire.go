@@ -59,6 +59,7 @@ func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
 	if len(idx) == 0 {
 		return nil
 	}
+	e.rollbacks.Add(1)
 	t := e.start(idx, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout, false)
 	t.drain()
 	var errs *multierror.Error
@@ -67,7 +68,12 @@ func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
 			continue
 		}
 		addr := e.nodes[idx[j]].Addr()
-		e.opts.logger.Warn("rollback failed; the key expires with its TTL", "node", addr, "err", t.errs[j])
+		e.rollbackFailures.Add(1)
+		attrs := []any{"node", addr, "err", t.errs[j]}
+		if e.opts.logValues {
+			attrs = append(attrs, "key", key, "value", value)
+		}
+		e.opts.logger.Warn("rollback failed; the key expires with its TTL", attrs...)
 		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[j]))})
 	}
 	return errs

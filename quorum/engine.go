@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -23,6 +24,15 @@ type Engine struct {
 	health     []*health
 	stopHealth chan struct{}
 	monitors   sync.WaitGroup
+	hadQuorum  atomic.Bool
+
+	rollbacks, rollbackFailures atomic.Int64
+}
+
+// Rollbacks reports how many failed acquires were rolled back, and how many
+// rollback deletes failed.
+func (e *Engine) Rollbacks() (rounds, failures int64) {
+	return e.rollbacks.Load(), e.rollbackFailures.Load()
 }
 
 // New returns an engine over nodes, which it owns from then on (Close closes them).
@@ -127,12 +137,16 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 		idx = e.allIdx
 	}
 	ch := make(chan answer, len(idx))
+	sent := time.Now()
 	for j, i := range idx {
 		if e.health[i].isDown() {
 			ch <- answer{node: j, reply: Reply{Err: errDown}}
 			continue
 		}
 		e.nodes[i].Do(op, deadline, func(r Reply) {
+			if e.opts.observer != nil {
+				e.opts.observer(e.nodes[i].Addr(), time.Since(sent), r.Err)
+			}
 			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
 				var rerr redis.Error
 				if !errors.As(r.Err, &rerr) {

@@ -68,7 +68,6 @@ func (h *health) isDown() bool {
 // the engine knows its backends' ages before it serves.
 func (e *Engine) watchHealth() {
 	window := e.QuarantineWindow()
-	var first sync.WaitGroup
 	for i, n := range e.nodes {
 		h := &health{nudge: make(chan struct{}, 1)}
 		e.health[i] = h
@@ -77,6 +76,10 @@ func (e *Engine) watchHealth() {
 				e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.quarantine)
 			}
 		})
+	}
+	e.hadQuorum.Store(true) // so that starting without one is logged
+	var first sync.WaitGroup
+	for i := range e.nodes {
 		first.Add(1)
 		e.monitors.Add(1)
 		go e.monitor(i, &first)
@@ -109,6 +112,7 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 		if up != wasUp {
 			e.opts.logger.Warn("backend state changed", "node", n.Addr(), "up", up, "err", h.lastErr())
 		}
+		e.noteQuorum()
 		timer := time.NewTimer(backoff)
 		select {
 		case <-e.stopHealth:
@@ -150,6 +154,24 @@ func (h *health) lastErr() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.err
+}
+
+// noteQuorum logs when the usable backends fall below a quorum, or rise to one.
+func (e *Engine) noteQuorum() {
+	usable := 0
+	for _, st := range e.Status() {
+		if st.Up && st.Quarantined == 0 {
+			usable++
+		}
+	}
+	has := usable >= e.quorum
+	if e.hadQuorum.Swap(has) != has {
+		if has {
+			e.opts.logger.Info("quorum available again", "usable", usable, "quorum", e.quorum)
+		} else {
+			e.opts.logger.Error("quorum lost: locks cannot be granted", "usable", usable, "quorum", e.quorum)
+		}
+	}
 }
 
 // nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.

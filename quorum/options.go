@@ -16,6 +16,8 @@ type options struct {
 	maxTTL         time.Duration
 	quarantine     bool
 	healthInterval time.Duration
+	observer       func(addr string, d time.Duration, err error)
+	logValues      bool
 	logger         *slog.Logger
 }
 
@@ -61,3 +63,14 @@ func WithQuarantine(on bool) Option { return func(o *options) { o.quarantine = o
 // WithHealthInterval sets how often each backend's run_id and reachability
 // are checked. Default 1s.
 func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.healthInterval = d } }
+
+// WithObserver has f called with every backend answer: the backend, the
+// time from send to answer, and the error if any. It runs on the lock path:
+// keep it cheap. Default none.
+func WithObserver(f func(addr string, d time.Duration, err error)) Option {
+	return func(o *options) { o.observer = f }
+}
+
+// WithLogValues lets log lines name lock keys and owner values. Default
+// false: owner values can be secrets.
+func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }

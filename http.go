@@ -1,0 +1,51 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/redlock-proxy/redlock-proxy/proxy"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// newRegistry holds the proxy's metrics and the Go runtime's.
+func newRegistry(m *proxy.Metrics) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// serveHTTP serves /metrics, /healthz (the process answers) and /readyz (a
+// quorum of backends is usable: up and out of quarantine) on addr.
+func serveHTTP(addr string, engine *quorum.Engine, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		usable := 0
+		for _, st := range engine.Status() {
+			if st.Up && st.Quarantined == 0 {
+				usable++
+			}
+		}
+		if usable < engine.Quorum() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		fmt.Fprintf(w, "%d/%d backends usable, quorum %d\n", usable, engine.Nodes(), engine.Quorum())
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	logger.Info("http listening: /metrics /healthz /readyz", "addr", ln.Addr().String())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return ln, nil
+}

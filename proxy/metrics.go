@@ -1,0 +1,192 @@
+package proxy
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// roundKind is which lock operation a round was.
+type roundKind uint8
+
+const (
+	kindAcquire roundKind = iota
+	kindRelease
+	kindExtend
+	kindRead
+	kindForceRelease
+	nKinds
+)
+
+var kindNames = [nKinds]string{"acquire", "release", "extend", "read", "force_release"}
+
+// outcome is how a round ended.
+type outcome uint8
+
+const (
+	outcomeOK outcome = iota
+	outcomeTaken
+	outcomeNotHeld
+	outcomeNoQuorum
+	outcomeValiditySpent
+	outcomeError
+	nOutcomes
+)
+
+var outcomeNames = [nOutcomes]string{"ok", "taken", "not_held", "no_quorum", "validity_spent", "error"}
+
+func outcomeOf(err error) outcome {
+	switch {
+	case err == nil:
+		return outcomeOK
+	case errors.Is(err, quorum.ErrTaken):
+		return outcomeTaken
+	case errors.Is(err, quorum.ErrNotHeld):
+		return outcomeNotHeld
+	case errors.Is(err, quorum.ErrValiditySpent):
+		return outcomeValiditySpent
+	case errors.Is(err, quorum.ErrNoQuorum):
+		return outcomeNoQuorum
+	}
+	return outcomeError
+}
+
+// Metrics counts what the proxy does, for INFO and for Prometheus (it is a
+// prometheus.Collector). Create it first, hand ObserveBackend to the engine
+// (quorum.WithObserver) and the Metrics to the server (WithMetrics).
+type Metrics struct {
+	rounds      [nKinds][nOutcomes]atomic.Int64
+	inflight    atomic.Int64
+	connections atomic.Int64 // accepted, all time
+	rejected    atomic.Int64
+	commands    atomic.Int64
+
+	roundSeconds   *prometheus.HistogramVec
+	validity       prometheus.Histogram
+	backendSeconds *prometheus.HistogramVec
+	backendErrors  *prometheus.CounterVec
+
+	server atomic.Pointer[Server]
+}
+
+// NewMetrics returns empty metrics.
+func NewMetrics() *Metrics {
+	buckets := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
+	return &Metrics{
+		roundSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "redlock_round_duration_seconds", Help: "Time from the first backend send to the decision, by command.", Buckets: buckets,
+		}, []string{"command"}),
+		validity: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "redlock_validity_margin_seconds", Help: "Time left of the asked TTL when a lock was granted or extended.",
+			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 600},
+		}),
+		backendSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "redlock_backend_request_duration_seconds", Help: "Time for one backend to answer one operation, queueing included.", Buckets: buckets,
+		}, []string{"backend"}),
+		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "redlock_backend_errors_total", Help: "Backend operations that failed or timed out.",
+		}, []string{"backend"}),
+	}
+}
+
+// ObserveBackend records one backend answer; pass it to quorum.WithObserver.
+func (m *Metrics) ObserveBackend(addr string, d time.Duration, err error) {
+	m.backendSeconds.WithLabelValues(addr).Observe(d.Seconds())
+	if err != nil {
+		m.backendErrors.WithLabelValues(addr).Inc()
+	}
+}
+
+// observe records one finished round.
+func (m *Metrics) observe(kind roundKind, start time.Time, err error, validity time.Duration) {
+	m.rounds[kind][outcomeOf(err)].Add(1)
+	m.roundSeconds.WithLabelValues(kindNames[kind]).Observe(time.Since(start).Seconds())
+	if err == nil && validity > 0 {
+		m.validity.Observe(validity.Seconds())
+	}
+}
+
+// Rounds is how many rounds of a command ended with an outcome (names as in
+// the redlock_rounds_total labels).
+func (m *Metrics) Rounds(command, outcome string) int64 {
+	for k, kn := range kindNames {
+		for o, on := range outcomeNames {
+			if kn == command && on == outcome {
+				return m.rounds[k][o].Load()
+			}
+		}
+	}
+	return 0
+}
+
+var (
+	descRounds      = prometheus.NewDesc("redlock_rounds_total", "Lock rounds by command and outcome.", []string{"command", "outcome"}, nil)
+	descContention  = prometheus.NewDesc("redlock_contended_rounds_total", "Acquire rounds that found the lock taken.", nil, nil)
+	descInflight    = prometheus.NewDesc("redlock_inflight_rounds", "Rounds running now.", nil, nil)
+	descClients     = prometheus.NewDesc("redlock_client_connections", "Open client connections.", nil, nil)
+	descAccepted    = prometheus.NewDesc("redlock_connections_accepted_total", "Client connections accepted.", nil, nil)
+	descRejected    = prometheus.NewDesc("redlock_connections_rejected_total", "Client connections refused (max_clients, shutdown).", nil, nil)
+	descCommands    = prometheus.NewDesc("redlock_commands_total", "Commands processed.", nil, nil)
+	descRollbacks   = prometheus.NewDesc("redlock_rollbacks_total", "Failed acquires rolled back.", nil, nil)
+	descRollbackErr = prometheus.NewDesc("redlock_rollback_failures_total", "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
+	descUp          = prometheus.NewDesc("redlock_backend_up", "1 when the backend answered its last health check.", []string{"backend"}, nil)
+	descQuarantined = prometheus.NewDesc("redlock_backend_quarantined", "1 while the backend is in restart quarantine.", []string{"backend"}, nil)
+	descCheck       = prometheus.NewDesc("redlock_backend_check_seconds", "Duration of the backend's last health check.", []string{"backend"}, nil)
+	descQuorum      = prometheus.NewDesc("redlock_quorum_available", "1 when enough backends are usable to grant locks.", nil, nil)
+)
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
+		descCommands, descRollbacks, descRollbackErr, descUp, descQuarantined, descCheck, descQuorum} {
+		ch <- d
+	}
+	m.roundSeconds.Describe(ch)
+	m.validity.Describe(ch)
+	m.backendSeconds.Describe(ch)
+	m.backendErrors.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for k := range nKinds {
+		for o := range nOutcomes {
+			ch <- prometheus.MustNewConstMetric(descRounds, prometheus.CounterValue, float64(m.rounds[k][o].Load()), kindNames[k], outcomeNames[o])
+		}
+	}
+	counter := func(d *prometheus.Desc, v int64) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v))
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(descContention, m.rounds[kindAcquire][outcomeTaken].Load())
+	gauge(descInflight, float64(m.inflight.Load()))
+	counter(descAccepted, m.connections.Load())
+	counter(descRejected, m.rejected.Load())
+	counter(descCommands, m.commands.Load())
+	if s := m.server.Load(); s != nil {
+		gauge(descClients, float64(s.Clients()))
+		rb, rbFailed := s.engine.Rollbacks()
+		counter(descRollbacks, rb)
+		counter(descRollbackErr, rbFailed)
+		usable := 0
+		for _, st := range s.engine.Status() {
+			gauge(descUp, float64(boolInt(st.Up)), st.Addr)
+			gauge(descQuarantined, float64(boolInt(st.Quarantined != 0)), st.Addr)
+			gauge(descCheck, st.Latency.Seconds(), st.Addr)
+			if st.Up && st.Quarantined == 0 {
+				usable++
+			}
+		}
+		gauge(descQuorum, float64(boolInt(usable >= s.engine.Quorum())))
+	}
+	m.roundSeconds.Collect(ch)
+	m.validity.Collect(ch)
+	m.backendSeconds.Collect(ch)
+	m.backendErrors.Collect(ch)
+}
