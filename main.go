@@ -161,7 +161,12 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 			}
 		}
 	}
+	users := make([]proxy.User, len(cfg.Users))
+	for i, u := range cfg.Users {
+		users[i] = proxy.User{Name: u.Name, Password: u.Password, Prefix: u.Prefix, Admin: u.Admin}
+	}
 	a.server = proxy.New(engine,
+		proxy.WithUsers(users...),
 		proxy.WithRequirePass(cfg.RequirePass),
 		proxy.WithMaxClients(cfg.MaxClients),
 		proxy.WithMaxRequestSize(cfg.MaxRequestSize),

@@ -49,6 +49,10 @@ type Config struct {
 	AllowForceRelease bool `yaml:"allow_force_release"`
 	// RequirePass, when set, is the password clients must AUTH with. Default "".
 	RequirePass string `yaml:"requirepass"`
+	// Users are named clients (AUTH name password), each limited to keys
+	// starting with its prefix; admins may list and force-unlock locks.
+	// YAML only. Default none.
+	Users []User `yaml:"users"`
 	// MaxClients caps client connections. Default 10000.
 	MaxClients int `yaml:"max_clients"`
 	// MaxRequestSize caps one request, in bytes. Default 1048576 (1 MiB).
@@ -68,6 +72,16 @@ type Config struct {
 	PprofListen string `yaml:"pprof_listen"`
 	// ShutdownGrace is how long in-flight rounds may finish on SIGINT/SIGTERM. Default 10s.
 	ShutdownGrace time.Duration `yaml:"shutdown_grace"`
+}
+
+// User is a named client of the proxy.
+type User struct {
+	Name     string `yaml:"name"`
+	Password string `yaml:"password"`
+	// Prefix limits the user to keys starting with it; "" allows all keys.
+	Prefix string `yaml:"prefix"`
+	// Admin allows REDLOCK LOCKS and REDLOCK FORCEUNLOCK.
+	Admin bool `yaml:"admin"`
 }
 
 // Backend is one Redis master.

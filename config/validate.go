@@ -72,6 +72,19 @@ func (c Config) Validate() error {
 	if c.DefaultTTL > 0 && c.DefaultTTL <= c.MinValidity {
 		bad("default_ttl", "%v must exceed min_validity %v", c.DefaultTTL, c.MinValidity)
 	}
+	names := map[string]bool{}
+	for i, u := range c.Users {
+		field := fmt.Sprintf("users[%d]", i)
+		switch {
+		case u.Name == "" || u.Name == "default":
+			bad(field, "name %q: give each user its own name (the default user is requirepass's)", u.Name)
+		case names[u.Name]:
+			bad(field, "name %q is used twice", u.Name)
+		case u.Password == "":
+			bad(field, "user %q has no password", u.Name)
+		}
+		names[u.Name] = true
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log_format", "%q: want text or json", c.LogFormat)
 	}

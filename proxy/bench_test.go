@@ -18,8 +18,9 @@ import (
 // round, without a network.
 type instantNode struct{}
 
-func (instantNode) Addr() string                { return "instant" }
-func (instantNode) Watch(func(quorum.NodeInfo)) {}
+func (instantNode) Addr() string                                        { return "instant" }
+func (instantNode) Watch(func(quorum.NodeInfo))                         {}
+func (instantNode) Keys(context.Context, string, int) ([]string, error) { return nil, nil }
 func (instantNode) Info(context.Context) (quorum.NodeInfo, error) {
 	return quorum.NodeInfo{RunID: "instant", Uptime: time.Hour}, nil
 }

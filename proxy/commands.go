@@ -58,6 +58,8 @@ func (s *Server) commandTable() map[string]*command {
 	add("command", -1, 0, s.cmdCommand)
 	add("cluster", -2, 0, cmdCluster)
 	add("wait", 3, 0, cmdWait)
+	// Administration.
+	add("redlock", -2, 0, s.cmdRedlock)
 	return table
 }
 
@@ -75,6 +77,9 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		return
 	case !c.authed && cmd.flags&flagNoAuth == 0:
 		c.wr.WriteError(string(errNoAuth))
+		return
+	case !c.allowed(cmd, args):
+		c.wr.WriteError(string(errNoPerm))
 		return
 	}
 	c.lastCmd.Store(cmd)

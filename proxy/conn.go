@@ -28,6 +28,7 @@ type client struct {
 
 	// Session state, touched only by the connection's goroutine.
 	authed          bool
+	user            *User // nil until AUTH; then who
 	name            string
 	libName, libVer string
 	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
@@ -51,7 +52,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		cancel:  cancel,
 		id:      s.nextID.Add(1),
 		created: time.Now(),
-		authed:  s.opts.requirePass == "",
+		authed:  !s.opts.authRequired(),
 	}
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"fmt"
 	"strconv"
 	"time"
@@ -28,34 +27,23 @@ func cmdQuit(c *request, _ [][]byte) {
 	c.quit = true
 }
 
-// cmdAuth: AUTH password | AUTH username password. Only the default user exists.
+// cmdAuth: AUTH password | AUTH username password.
 func (s *Server) cmdAuth(c *request, args [][]byte) {
 	if len(args) > 3 {
 		c.writeErr(errSyntax)
 		return
 	}
-	user, pass := "default", args[len(args)-1]
+	name := "default"
 	if len(args) == 3 {
-		user = string(args[1])
+		name = string(args[1])
 	}
-	if err := s.authenticate(user, pass); err != nil {
+	u, err := s.authenticate(name, args[len(args)-1])
+	if err != nil {
 		c.writeErr(err)
 		return
 	}
-	c.authed = true
+	c.authed, c.user = true, u
 	c.wr.WriteString("OK")
-}
-
-func (s *Server) authenticate(user string, pass []byte) error {
-	switch {
-	case s.opts.requirePass == "" && user == "default":
-		return errNoPassword
-	case s.opts.requirePass == "" || user != "default":
-		return errWrongPass
-	case subtle.ConstantTimeCompare(pass, []byte(s.opts.requirePass)) != 1:
-		return errWrongPass
-	}
-	return nil
 }
 
 // cmdHello: HELLO [2 [AUTH user pass] [SETNAME name]]. RESP3 is not spoken
@@ -81,11 +69,12 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 	for i := 2; i < len(args); i++ {
 		switch {
 		case equalFold(args[i], "auth") && i+2 < len(args):
-			if err := s.authenticate(string(args[i+1]), args[i+2]); err != nil {
+			u, err := s.authenticate(string(args[i+1]), args[i+2])
+			if err != nil {
 				c.writeErr(err)
 				return
 			}
-			c.authed = true
+			c.authed, c.user = true, u
 			i += 2
 		case equalFold(args[i], "setname") && i+1 < len(args):
 			name, setName = args[i+1], true

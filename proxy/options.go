@@ -16,6 +16,7 @@ type options struct {
 	defaultTTL        time.Duration
 	allowForceRelease bool
 	metrics           *Metrics
+	users             []User
 	logger            *slog.Logger
 }
 
@@ -55,3 +56,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // WithMetrics makes the server count into m, which can then be registered
 // with Prometheus. Default: a private Metrics, shown by INFO only.
 func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } }
+
+// WithUsers adds named users (AUTH name password), each limited to its key
+// prefix. With users and no requirepass, the default user is off. Default none.
+func WithUsers(users ...User) Option { return func(o *options) { o.users = append(o.users, users...) } }

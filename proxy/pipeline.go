@@ -68,16 +68,8 @@ func (s *Server) concurrentKey(args [][]byte) (string, bool) {
 	if cmd == nil || cmd.flags&(flagLock|flagRead) == 0 || len(args) < 2 {
 		return "", false
 	}
-	switch cmd.name {
-	case "eval", "evalsha":
-		if len(args) < 4 || string(args[2]) != "1" {
-			return "", false
-		}
-		return string(args[3]), true
-	case "exists", "del", "unlink":
-		if len(args) != 2 {
-			return "", false
-		}
+	if keys := keysOf(cmd, args); len(keys) == 1 {
+		return string(keys[0]), true
 	}
-	return string(args[1]), true
+	return "", false
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -45,6 +46,19 @@ func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.info, f.infoErr
+}
+
+// Keys implements Node.
+func (f *fakeNode) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var keys []string
+	for k, e := range f.data {
+		if strings.HasPrefix(k, prefix) && time.Now().Before(e.expiry) && len(keys) < limit {
+			keys = append(keys, k)
+		}
+	}
+	return keys, f.infoErr
 }
 
 // Watch implements Node.

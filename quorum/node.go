@@ -21,6 +21,9 @@ type Node interface {
 	// Info reads the node's identity and persistence; the engine's health
 	// monitor calls it, off the lock path.
 	Info(ctx context.Context) (NodeInfo, error)
+	// Keys lists up to limit keys that start with prefix (SCAN); the admin
+	// view uses it, off the lock path.
+	Keys(ctx context.Context, prefix string, limit int) ([]string, error)
 	// Watch registers f, which the node calls with fresh NodeInfo each time
 	// it opens a connection, before that connection carries any operation:
 	// a backend that restarted is known as such before it can vote.

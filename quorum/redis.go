@@ -132,6 +132,25 @@ func (n *RedisNode) Do(op Op, deadline time.Time, done func(Reply)) {
 // Info implements Node.
 func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) { return readInfo(ctx, n.client) }
 
+// Keys implements Node.
+func (n *RedisNode) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
+	match := globEscaper.Replace(prefix) + "*"
+	var keys []string
+	var cursor uint64
+	for {
+		batch, next, err := n.client.Scan(ctx, cursor, match, 1000).Result()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, batch...)
+		if cursor = next; cursor == 0 || len(keys) >= limit {
+			return keys[:min(len(keys), limit)], nil
+		}
+	}
+}
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
+
 // Watch implements Node.
 func (n *RedisNode) Watch(f func(NodeInfo)) {
 	n.watchMu.Lock()

@@ -1,0 +1,67 @@
+package proxy
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// cmdRedlock: the admin commands.
+//
+//	REDLOCK LOCKS [prefix [limit]]  locks a quorum holds: [key, owner, ttl ms] each
+//	REDLOCK FORCEUNLOCK key         delete a lock whoever holds it; audited in the log
+//
+// They need an admin: the default user (requirepass), a user with admin:
+// true, or anyone when no authentication is configured.
+func (s *Server) cmdRedlock(c *request, args [][]byte) {
+	sub := args[1]
+	if !(equalFold(sub, "locks") || equalFold(sub, "forceunlock")) {
+		c.writeErr(unknownSubcommand(sub, "REDLOCK"))
+		return
+	}
+	if s.opts.authRequired() && (c.user == nil || !c.user.Admin) {
+		c.writeErr(respError(fmt.Sprintf("NOPERM this user has no permissions to run the 'redlock|%s' command", string(sub))))
+		return
+	}
+	switch {
+	case equalFold(sub, "locks") && len(args) <= 4:
+		prefix, limit := "", 1000
+		if len(args) >= 3 {
+			prefix = string(args[2])
+		}
+		if len(args) == 4 {
+			n, err := strconv.Atoi(string(args[3]))
+			if err != nil || n < 1 {
+				c.writeErr(errNotInteger)
+				return
+			}
+			limit = n
+		}
+		locks, err := s.engine.Locks(c.ctx, prefix, limit)
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		c.wr.WriteArray(len(locks))
+		for _, l := range locks {
+			c.wr.WriteArray(3)
+			c.wr.WriteBulkString(l.Key)
+			c.wr.WriteBulkString(l.Owner)
+			c.wr.WriteInt64(l.TTL.Milliseconds())
+		}
+	case equalFold(sub, "forceunlock") && len(args) == 3:
+		existed, err := s.engine.ForceRelease(c.ctx, string(args[2]))
+		user := "default"
+		if c.user != nil {
+			user = c.user.Name
+		}
+		s.opts.logger.Warn("audit: force unlock", "user", user, "client", c.nc.RemoteAddr().String(),
+			"key", string(args[2]), "existed", existed, "err", err)
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		c.wr.WriteInt(boolInt(existed))
+	default:
+		c.writeErr(respError(fmt.Sprintf("ERR wrong number of arguments for 'redlock|%s' command", string(sub))))
+	}
+}
