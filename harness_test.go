@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -42,6 +41,7 @@ func newHarness(t *testing.T, n int, mutate func(*config.Config)) *harness {
 			cfg.Backends = append(cfg.Backends, config.Backend{Addr: addr})
 		}
 	}
+
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -52,7 +52,7 @@ func newHarness(t *testing.T, n int, mutate func(*config.Config)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

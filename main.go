@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,7 +54,7 @@ func run(args []string, getenv func(string) string, out io.Writer) error {
 		}
 		defer pln.Close()
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := listen(cfg)
 	if err != nil {
 		return err
 	}
@@ -124,16 +125,25 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 			"This is for trying redlock-proxy out only: these locks share one process and vanish with it. " +
 			"Give real, independent Redis masters with -backends or REDLOCK_BACKENDS.")
 	}
+	backendTLS, err := cfg.BackendTLS()
+	if err != nil {
+		a.embedded.close()
+		return nil, err
+	}
 	nodes := make([]quorum.Node, len(backends))
 	for i, b := range backends {
-		nodes[i] = quorum.NewRedisNode(&redis.Options{
+		opt := &redis.Options{
 			Network:  b.Network(),
 			Addr:     b.Addr,
 			Username: b.Username,
 			Password: b.Password,
 			Protocol: 2,
 			PoolSize: 64,
-		})
+		}
+		if b.TLS {
+			opt.TLSConfig = backendTLS.Clone()
+		}
+		nodes[i] = quorum.NewRedisNode(opt)
 	}
 	a.metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
@@ -192,4 +202,17 @@ func (a *app) close() {
 	_ = a.server.Close()
 	_ = a.engine.Close()
 	a.embedded.close()
+}
+
+// listen opens the client listener, with TLS when configured.
+func listen(cfg config.Config) (net.Listener, error) {
+	tlsCfg, err := cfg.ServerTLS()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil || tlsCfg == nil {
+		return ln, err
+	}
+	return tls.NewListener(ln, tlsCfg), nil
 }

@@ -47,6 +47,23 @@ type Config struct {
 	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
 	// Default true (ShedLock and others release that way).
 	AllowForceRelease bool `yaml:"allow_force_release"`
+	// TLSCert and TLSKey, when set, make the client listener speak TLS
+	// (PEM files). Default "" (plain TCP).
+	TLSCert string `yaml:"tls_cert"`
+	TLSKey  string `yaml:"tls_key"`
+	// TLSClientCA, when set, requires clients to present a certificate
+	// signed by this CA (PEM). Default "".
+	TLSClientCA string `yaml:"tls_client_ca"`
+	// BackendTLSCA verifies backends that use TLS (rediss:// or tls: true);
+	// default "": the system roots.
+	BackendTLSCA string `yaml:"backend_tls_ca"`
+	// BackendTLSCert and BackendTLSKey are the client certificate shown to
+	// TLS backends, when they require one. Default "".
+	BackendTLSCert string `yaml:"backend_tls_cert"`
+	BackendTLSKey  string `yaml:"backend_tls_key"`
+	// BackendTLSServerName overrides the name checked in backend
+	// certificates. Default "": the backend's host.
+	BackendTLSServerName string `yaml:"backend_tls_server_name"`
 	// RequirePass, when set, is the password clients must AUTH with. Default "".
 	RequirePass string `yaml:"requirepass"`
 	// Users are named clients (AUTH name password), each limited to keys
@@ -90,6 +107,8 @@ type Backend struct {
 	Addr     string `yaml:"addr"`
 	Username string `yaml:"username"`
 	Password string `yaml:"password"`
+	// TLS connects with TLS (rediss:// in the short form).
+	TLS bool `yaml:"tls"`
 }
 
 // Network is "unix" for a socket path, else "tcp".
@@ -121,8 +140,8 @@ func Default() Config {
 }
 
 // ParseBackend reads one backend as written in -backends or REDLOCK_BACKENDS:
-// "host:port", "/path/to.sock", "redis://[user:pass@]host:port" or
-// "unix://[user:pass@]/path/to.sock".
+// "host:port", "/path/to.sock", "redis://[user:pass@]host:port",
+// "rediss://..." (TLS) or "unix://[user:pass@]/path/to.sock".
 func ParseBackend(s string) (Backend, error) {
 	s = strings.TrimSpace(s)
 	if !strings.Contains(s, "://") {
@@ -134,12 +153,12 @@ func ParseBackend(s string) (Backend, error) {
 	}
 	var b Backend
 	switch u.Scheme {
-	case "redis":
-		b.Addr = u.Host
+	case "redis", "rediss":
+		b.Addr, b.TLS = u.Host, u.Scheme == "rediss"
 	case "unix":
 		b.Addr = u.Path
 	default:
-		return Backend{}, fmt.Errorf("scheme %q: want redis:// or unix://", u.Scheme)
+		return Backend{}, fmt.Errorf("scheme %q: want redis://, rediss:// or unix://", u.Scheme)
 	}
 	if u.User != nil {
 		b.Username = u.User.Username()
@@ -160,8 +179,12 @@ func (b *Backend) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (b Backend) String() string {
-	if b.Password == "" && b.Username == "" {
-		return b.Addr
+	s := b.Addr
+	if b.TLS {
+		s = "rediss://" + s
 	}
-	return b.Addr + " (with credentials)"
+	if b.Password != "" || b.Username != "" {
+		s += " (with credentials)"
+	}
+	return s
 }

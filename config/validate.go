@@ -85,6 +85,15 @@ func (c Config) Validate() error {
 		}
 		names[u.Name] = true
 	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		bad("tls_cert", "tls_cert and tls_key go together")
+	}
+	if c.TLSClientCA != "" && c.TLSCert == "" {
+		bad("tls_client_ca", "client certificates need the listener to speak TLS: set tls_cert and tls_key")
+	}
+	if (c.BackendTLSCert == "") != (c.BackendTLSKey == "") {
+		bad("backend_tls_cert", "backend_tls_cert and backend_tls_key go together")
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		bad("log_format", "%q: want text or json", c.LogFormat)
 	}

@@ -5,6 +5,7 @@ package redistest
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +38,8 @@ type Server struct {
 	dir  string
 	Addr string // 127.0.0.1:port; kept across restarts
 
+	tls *TLS // nil: plain TCP
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan error // receives the process's exit
@@ -53,6 +56,30 @@ func Start(t TB, n int) []*Server {
 	servers := make([]*Server, n)
 	for i := range servers {
 		s := &Server{t: t, bin: bin, dir: t.TempDir()}
+		s.startFresh()
+		t.Cleanup(s.Kill)
+		servers[i] = s
+	}
+	return servers
+}
+
+// TLS makes servers speak only TLS with these PEM files, requiring client
+// certificates signed by CAFile; Client is how the harness itself connects.
+type TLS struct {
+	CertFile, KeyFile, CAFile string
+	Client                    *tls.Config
+}
+
+// StartTLS is Start for TLS-only servers.
+func StartTLS(t TB, n int, files TLS) []*Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server redis-tools; .ci/run does this)")
+	}
+	servers := make([]*Server, n)
+	for i := range servers {
+		s := &Server{t: t, bin: bin, dir: t.TempDir(), tls: &files}
 		s.startFresh()
 		t.Cleanup(s.Kill)
 		servers[i] = s
@@ -99,9 +126,13 @@ func freePort() (int, error) {
 func (s *Server) launch() error {
 	_, port, _ := net.SplitHostPort(s.Addr)
 	logPath := filepath.Join(s.dir, "redis.log")
-	cmd := exec.Command(s.bin,
-		"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-		"--dir", s.dir, "--logfile", logPath, "--protected-mode", "no", "--daemonize", "no")
+	args := []string{"--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", s.dir, "--logfile", logPath, "--protected-mode", "no", "--daemonize", "no"}
+	if s.tls != nil {
+		args = append(args, "--port", "0", "--tls-port", port, "--tls-cert-file", s.tls.CertFile,
+			"--tls-key-file", s.tls.KeyFile, "--tls-ca-cert-file", s.tls.CAFile, "--tls-auth-clients", "yes")
+	}
+	cmd := exec.Command(s.bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -117,7 +148,7 @@ func (s *Server) launch() error {
 			return fmt.Errorf("redis-server on %s exited: %v: %s %s", s.Addr, err, stderr.String(), lastLines(log))
 		default:
 		}
-		if ping(s.Addr) == nil {
+		if ping(s.options()) == nil {
 			s.mu.Lock()
 			s.cmd, s.exited = cmd, exited
 			s.mu.Unlock()
@@ -130,8 +161,17 @@ func (s *Server) launch() error {
 	return fmt.Errorf("redis-server on %s did not answer PING within 10s", s.Addr)
 }
 
-func ping(addr string) error {
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+// options is how the harness connects to the server.
+func (s *Server) options() *redis.Options {
+	o := &redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond}
+	if s.tls != nil {
+		o.TLSConfig = s.tls.Client.Clone()
+	}
+	return o
+}
+
+func ping(o *redis.Options) error {
+	c := redis.NewClient(o)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
@@ -184,7 +224,9 @@ func (s *Server) signal(sig syscall.Signal) {
 
 // Client returns a go-redis client to this server, closed at cleanup.
 func (s *Server) Client() *redis.Client {
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1})
+	o := s.options()
+	o.DialTimeout = 0
+	c := redis.NewClient(o)
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
 }
