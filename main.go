@@ -24,6 +24,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "-probe" {
+		os.Exit(probe(os.Args[2]))
+	}
 	if err := run(os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
