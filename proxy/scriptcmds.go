@@ -58,7 +58,7 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		s.release(c, string(keys[0]), string(argv[0]))
-	case scriptExtend:
+	case scriptExtend, scriptExtendPy:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
 			return
@@ -68,7 +68,26 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			c.writeErr(errInvalidExpire("pexpire"))
 			return
 		}
-		s.extend(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
+		ttl := time.Duration(ms) * time.Millisecond
+		if kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0") {
+			s.extendBy(c, string(keys[0]), string(argv[0]), ttl)
+			return
+		}
+		s.extend(c, string(keys[0]), string(argv[0]), ttl)
+	}
+}
+
+// extendBy adds to the TTL the owner holds on a quorum now (redis-py's
+// extend without replace_ttl): 0 when the caller does not hold the lock.
+func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
+	e, err := s.engine.Read(c.ctx, key)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !e.Found || e.Value != value || e.TTL < 0:
+		c.wr.WriteInt(0)
+	default:
+		s.extend(c, key, value, e.TTL+add)
 	}
 }
 

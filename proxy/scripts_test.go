@@ -14,10 +14,24 @@ func TestKnownSHAs(t *testing.T) {
 		"194f3902b2dd08557818d09fc2e7682d91480e53",
 		"cf0e94b2e9ffc7e04395cf88f7583fc309985910",
 		"647C65A442733A1AA440F99908D249D13B4D6C4A",
+		"c3f8721cbb97f72bc19e972846bd7aaf91901658", // redis-py release
 	} {
 		var r scriptRegistry
 		if kind, ok := r.bySHA(sha); !ok || kind != scriptRelease {
 			t.Errorf("%s is not known as a release", sha)
+		}
+	}
+}
+
+func TestRedisPySHAs(t *testing.T) {
+	for sha, want := range map[string]scriptKind{
+		"c3f8721cbb97f72bc19e972846bd7aaf91901658": scriptRelease,
+		"a4e8783852e6b949f9ef3a97212805108459a890": scriptExtendPy,
+		"1cac51482acf5858da00f6d685d68f886cd6b6b2": scriptExtend,
+	} {
+		var r scriptRegistry
+		if kind, ok := r.bySHA(sha); !ok || kind != want {
+			t.Errorf("%s = %v, %v; want %v", sha, kind, ok, want)
 		}
 	}
 }

@@ -1,0 +1,101 @@
+"""redis-py's redis.lock.Lock against redlock-proxy (REDLOCK_ADDR=host:port).
+
+Run by compat_test.go with Debian's python3-redis. Exits non-zero on the
+first failed check.
+"""
+import os
+import sys
+import threading
+import time
+
+import redis
+from redis.exceptions import LockNotOwnedError
+
+host, port = os.environ["REDLOCK_ADDR"].rsplit(":", 1)
+r = redis.Redis(host=host, port=int(port), socket_timeout=10)
+
+
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what, flush=True)
+        sys.exit(1)
+    print("ok:", what, flush=True)
+
+
+# Non-blocking acquire, and a second owner refused.
+a = r.lock("py:a", timeout=5)
+check(a.acquire(blocking=False), "non-blocking acquire")
+b = r.lock("py:a", timeout=5)
+check(not b.acquire(blocking=False), "a second owner is refused while the first holds the lock")
+check(a.locked() and a.owned() and not b.owned(), "locked() and owned() read the owner by quorum")
+check(4000 < r.pttl("py:a") <= 5000, "PTTL shows the 5 s asked for")
+
+# extend (add), extend (replace), reacquire: PTTL moves each time.
+check(a.extend(5), "extend adds 5 s")
+check(9000 < r.pttl("py:a") <= 10000, "PTTL after adding 5 s to about 5 s")
+check(a.extend(3, replace_ttl=True), "extend replaces the TTL with 3 s")
+check(2000 < r.pttl("py:a") <= 3000, "PTTL after replacing it with 3 s")
+check(a.reacquire(), "reacquire resets the TTL to the lock's timeout")
+check(4000 < r.pttl("py:a") <= 5000, "PTTL after reacquire")
+
+# Release: only the owner's token deletes it.
+try:
+    b.release()
+    check(False, "releasing a lock one does not hold must raise")
+except Exception:
+    check(r.get("py:a") == a.local.token, "a foreign release left the lock in place")
+a.release()
+check(r.get("py:a") is None, "release frees the lock")
+check(b.acquire(blocking=False), "the other owner takes it once freed")
+b.release()
+
+# Expiry: the lock is gone, and releasing or extending it raises
+# LockNotOwnedError (one lock each: release forgets the token client-side).
+for name in ("release", "extend"):
+    c = r.lock("py:c:" + name, timeout=0.3)
+    check(c.acquire(blocking=False), "short lock acquired")
+    time.sleep(0.5)
+    check(r.get("py:c:" + name) is None, "the short lock expired")
+    try:
+        c.release() if name == "release" else c.extend(1)
+        check(False, name + " after expiry must raise LockNotOwnedError")
+    except LockNotOwnedError:
+        check(True, name + " after expiry raises LockNotOwnedError")
+
+# Blocking acquire waits for the holder's release.
+holder = r.lock("py:w", timeout=5, thread_local=False)  # released from a timer thread
+check(holder.acquire(blocking=False), "holder acquired")
+threading.Timer(0.5, holder.release).start()
+waiter = r.lock("py:w", timeout=5, sleep=0.05)
+start = time.monotonic()
+check(waiter.acquire(blocking=True, blocking_timeout=5), "a blocking acquire gets the lock once released")
+check(time.monotonic() - start >= 0.4, "... and only after the release")
+waiter.release()
+late = r.lock("py:w2", timeout=5)
+late.acquire()
+check(not r.lock("py:w2", timeout=5, sleep=0.05).acquire(blocking_timeout=0.3), "blocking_timeout gives up")
+late.release()
+
+# Threads contending: a read-modify-write under the lock must never interleave.
+state = {"n": 0, "inside": 0, "overlap": False}
+
+
+def worker():
+    for _ in range(15):
+        with r.lock("py:counter", timeout=5, sleep=0.01, blocking_timeout=30):
+            state["inside"] += 1
+            if state["inside"] > 1:
+                state["overlap"] = True
+            n = state["n"]
+            time.sleep(0.002)
+            state["n"] = n + 1
+            state["inside"] -= 1
+
+
+threads = [threading.Thread(target=worker) for _ in range(6)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+check(not state["overlap"] and state["n"] == 90, "6 threads x 15 locked increments: %d, no overlap" % state["n"])
+print("redis-py", redis.__version__, "passed", flush=True)
