@@ -385,7 +385,7 @@ func TestBadInput(t *testing.T) {
 		{[]any{"evalsha", "ffffffffffffffffffffffffffffffffffffffff", "0"}, "NOSCRIPT No matching script. Please use EVAL."},
 		{[]any{"select", "1"}, "ERR DB index is out of range"},
 		{[]any{"cluster", "slots"}, "ERR This instance has cluster support disabled"},
-		{[]any{"hello", "3"}, "ERR unknown command 'HELLO', with args beginning with: '3'"},
+		{[]any{"hello", "4"}, "NOPROTO unsupported protocol version"},
 		{[]any{"client", "tracking", "on"}, "ERR unknown subcommand 'tracking'"},
 		{[]any{"auth", "pw"}, "ERR AUTH <password> called without any password configured"},
 	}
@@ -530,5 +530,68 @@ func TestEmbeddedMode(t *testing.T) {
 	}
 	if v, err := c.Eval(ctx, unlockScript, []string{"lock:a"}, "tok").Int(); v != 1 || err != nil {
 		t.Fatalf("unlock = %d, %v", v, err)
+	}
+}
+
+// TestRESP2AndRESP3: HELLO switches the wire format; the lock commands answer
+// in the client's own, and go-redis works in both.
+func TestRESP2AndRESP3(t *testing.T) {
+	h := newHarness(t, 3, nil)
+	nc, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	r := bufio.NewReader(nc)
+	exchange := func(send string, lines int) string {
+		t.Helper()
+		fmt.Fprint(nc, send)
+		var b strings.Builder
+		for range lines {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				t.Fatalf("after %q: %v", send, err)
+			}
+			b.WriteString(line)
+		}
+		return b.String()
+	}
+	if got := exchange("GET missing\r\n", 1); got != "$-1\r\n" {
+		t.Fatalf("RESP2 null = %q", got)
+	}
+	if got := exchange("HELLO 3\r\n", 1); got != "%7\r\n" {
+		t.Fatalf("HELLO 3 reply starts %q, want a map", got)
+	}
+	exchange("", 25) // the rest of the map: 7 bulk keys (14 lines) and their values (11 lines)
+	if got := exchange("GET missing\r\nSET k a NX PX 5000\r\nSET k b NX PX 5000\r\n", 3); got != "_\r\n+OK\r\n_\r\n" {
+		t.Fatalf("RESP3 replies = %q", got)
+	}
+	if got := exchange("HELLO 2\r\n", 1); got != "*14\r\n" {
+		t.Fatalf("HELLO 2 reply starts %q", got)
+	}
+
+	for _, proto := range []int{2, 3} {
+		c := h.client(func(o *redis.Options) { o.Protocol = proto })
+		ctx, key := t.Context(), fmt.Sprint("lock:proto", proto)
+		if ok, err := c.SetNX(ctx, key, "tok", 5*time.Second).Result(); !ok || err != nil {
+			t.Fatalf("RESP%d acquire = %v, %v", proto, ok, err)
+		}
+		if ok, err := c.SetNX(ctx, key, "other", 5*time.Second).Result(); ok || err != nil {
+			t.Fatalf("RESP%d taken = %v, %v", proto, ok, err)
+		}
+		if err := c.Get(ctx, "lock:none").Err(); !errors.Is(err, redis.Nil) {
+			t.Fatalf("RESP%d GET missing = %v", proto, err)
+		}
+		if v, err := c.Eval(ctx, unlockScript, []string{key}, "tok").Int(); v != 1 || err != nil {
+			t.Fatalf("RESP%d unlock = %d, %v", proto, v, err)
+		}
+		hello, err := c.Do(ctx, "hello", proto).Result()
+		if err != nil {
+			t.Fatalf("RESP%d HELLO = %v", proto, err)
+		}
+		if m, ok := hello.(map[any]any); proto == 3 && (!ok || m["proto"] != int64(3) || m["role"] != "master") {
+			t.Fatalf("RESP3 HELLO = %#v", hello)
+		}
 	}
 }

@@ -29,6 +29,7 @@ type client struct {
 	// Session state, touched only by the connection's goroutine.
 	authed          bool
 	user            *User // nil until AUTH; then who
+	proto           int   // RESP version: 2, or 3 after HELLO 3
 	name            string
 	libName, libVer string
 	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
@@ -53,6 +54,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		id:      s.nextID.Add(1),
 		created: time.Now(),
 		authed:  !s.opts.authRequired(),
+		proto:   2,
 	}
 }
 

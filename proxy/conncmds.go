@@ -46,23 +46,21 @@ func (s *Server) cmdAuth(c *request, args [][]byte) {
 	c.wr.WriteString("OK")
 }
 
-// cmdHello: HELLO [2 [AUTH user pass] [SETNAME name]]. RESP3 is not spoken
-// yet: HELLO 3 gets the unknown-command text on which every client falls
-// back to RESP2 (see CLIENTS.md).
+// cmdHello: HELLO [2|3 [AUTH user pass] [SETNAME name]] chooses RESP2 or
+// RESP3 for the connection and describes the server.
 func (s *Server) cmdHello(c *request, args [][]byte) {
+	proto := c.proto
 	if len(args) >= 2 {
 		ver, err := strconv.Atoi(string(args[1]))
 		switch {
 		case err != nil:
 			c.writeErr(respError("ERR Protocol version is not an integer or out of range"))
 			return
-		case ver == 3:
-			c.writeErr(respError("ERR unknown command 'HELLO', with args beginning with: '3'"))
-			return
-		case ver != 2:
+		case ver != 2 && ver != 3:
 			c.writeErr(respError("NOPROTO unsupported protocol version"))
 			return
 		}
+		proto = ver
 	}
 	var name []byte
 	setName := false
@@ -95,13 +93,14 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 		}
 		c.name = string(name)
 	}
-	c.wr.WriteArray(14)
+	c.proto = proto
+	c.writeMapHeader(7)
 	c.wr.WriteBulkString("server")
 	c.wr.WriteBulkString("redis")
 	c.wr.WriteBulkString("version")
 	c.wr.WriteBulkString(version)
 	c.wr.WriteBulkString("proto")
-	c.wr.WriteInt(2)
+	c.wr.WriteInt(proto)
 	c.wr.WriteBulkString("id")
 	c.wr.WriteInt64(c.id)
 	c.wr.WriteBulkString("mode")
@@ -134,7 +133,7 @@ func (s *Server) cmdClient(c *request, args [][]byte) {
 		c.wr.WriteString("OK")
 	case equalFold(sub, "getname") && len(args) == 2:
 		if c.name == "" {
-			c.wr.WriteNull()
+			c.writeNull()
 			return
 		}
 		c.wr.WriteBulkString(c.name)
@@ -211,11 +210,11 @@ func (s *Server) cmdCommand(c *request, args [][]byte) {
 			if cmd := s.lookup(name); cmd != nil {
 				writeCommandInfo(c, cmd)
 			} else {
-				c.wr.WriteNull()
+				c.writeNull()
 			}
 		}
 	case equalFold(args[1], "docs"):
-		c.wr.WriteArray(0) // no docs: redis-cli then works without hints
+		c.writeMapHeader(0) // no docs: redis-cli then works without hints
 	default:
 		c.writeErr(unknownSubcommand(args[1], "COMMAND"))
 	}

@@ -95,12 +95,17 @@ func checkReply(r *bufio.Reader, depth int) error {
 		return errors.New("nested too deep")
 	}
 	line, err := r.ReadString('\n')
-	if err != nil || !strings.HasSuffix(line, "\r\n") || len(line) < 3 {
+	if err != nil || !strings.HasSuffix(line, "\r\n") || len(line) < 3 && line != "_\r\n" {
 		return fmt.Errorf("bad line %q: %v", line, err)
 	}
 	kind, body := line[0], line[1:len(line)-2]
 	switch kind {
 	case '+':
+		return nil
+	case '_': // RESP3 null
+		if body != "" {
+			return fmt.Errorf("bad null %q", line)
+		}
 		return nil
 	case '-':
 		code, _, _ := strings.Cut(body, " ")
@@ -124,10 +129,13 @@ func checkReply(r *bufio.Reader, depth int) error {
 			return fmt.Errorf("bad bulk of %d: %v", n, err)
 		}
 		return nil
-	case '*':
+	case '*', '%': // array, RESP3 map (n pairs)
 		n, err := strconv.Atoi(body)
 		if err != nil || n < -1 {
-			return fmt.Errorf("bad array length %q", body)
+			return fmt.Errorf("bad aggregate length %q", body)
+		}
+		if kind == '%' {
+			n *= 2
 		}
 		for range n {
 			if err := checkReply(r, depth+1); err != nil {

@@ -33,7 +33,7 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	case err == nil:
 		c.wr.WriteString("OK")
 	case errors.Is(err, quorum.ErrTaken):
-		c.wr.WriteNull() // exactly what one Redis answers for a taken lock
+		c.writeNull() // exactly what one Redis answers for a taken lock
 	default:
 		c.writeErr(err)
 	}
@@ -69,7 +69,7 @@ func (s *Server) cmdGet(c *request, args [][]byte) {
 	case e.Found:
 		c.wr.WriteBulkString(e.Value)
 	default:
-		c.wr.WriteNull()
+		c.writeNull()
 	}
 }
 
