@@ -1,9 +1,17 @@
 package main
 
 import (
+	"errors"
 	"os/exec"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/go-redsync/redsync/v4"
+	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestRedisPyLock runs redis-py's redis.lock.Lock (Debian python3-redis,
@@ -19,5 +27,84 @@ func TestRedisPyLock(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil || !strings.Contains(string(out), "passed") {
 		t.Fatalf("redis-py's Lock against the proxy: %v", err)
+	}
+}
+
+// TestRedsync: redsync v4 with its one pool pointed at the proxy, which does
+// the Redlock rounds across five real redis-servers.
+func TestRedsync(t *testing.T) {
+	h := newHarness(t, 5, nil)
+	c := h.client(func(o *redis.Options) { o.PoolSize = 20 })
+	rs := redsync.New(goredis.NewPool(c))
+	ctx := t.Context()
+
+	m := rs.NewMutex("rs:a", redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+	if err := m.LockContext(ctx); err != nil {
+		t.Fatalf("Lock = %v", err)
+	}
+	other := rs.NewMutex("rs:a", redsync.WithExpiry(2*time.Second), redsync.WithTries(1))
+	if err := other.LockContext(ctx); err == nil {
+		t.Fatal("a second mutex locked a held lock")
+	}
+	if ok, err := m.ValidContext(ctx); !ok || err != nil {
+		t.Fatalf("Valid = %v, %v", ok, err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if ok, err := m.ExtendContext(ctx); !ok || err != nil {
+		t.Fatalf("Extend = %v, %v", ok, err)
+	}
+	if pttl := c.PTTL(ctx, "rs:a").Val(); pttl < 1900*time.Millisecond {
+		t.Fatalf("PTTL after Extend = %v, want about the 2s expiry again", pttl)
+	}
+	if ok, err := m.UnlockContext(ctx); !ok || err != nil {
+		t.Fatalf("Unlock = %v, %v", ok, err)
+	}
+	if err := other.LockContext(ctx); err != nil {
+		t.Fatalf("Lock after the unlock = %v", err)
+	}
+
+	short := rs.NewMutex("rs:b", redsync.WithExpiry(300*time.Millisecond), redsync.WithTries(1))
+	if err := short.LockContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if ok, err := short.UnlockContext(ctx); ok || !errors.Is(err, redsync.ErrLockAlreadyExpired) {
+		t.Fatalf("Unlock after expiry = %v, %v; want ErrLockAlreadyExpired", ok, err)
+	}
+
+	renew := rs.NewMutex("rs:c", redsync.WithExpiry(300*time.Millisecond), redsync.WithTries(1), redsync.WithSetNXOnExtend())
+	if err := renew.LockContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if ok, err := renew.ExtendContext(ctx); !ok || err != nil {
+		t.Fatalf("Extend with SetNX after expiry = %v, %v; want the lock taken again", ok, err)
+	}
+
+	var inside, count atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 10 {
+				mu := rs.NewMutex("rs:counter", redsync.WithExpiry(5*time.Second), redsync.WithTries(500), redsync.WithRetryDelay(5*time.Millisecond))
+				if err := mu.LockContext(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+				if inside.Add(1) > 1 {
+					t.Error("two goroutines inside the lock at once")
+				}
+				time.Sleep(time.Millisecond)
+				count.Add(1)
+				inside.Add(-1)
+				if ok, err := mu.UnlockContext(ctx); !ok || err != nil {
+					t.Errorf("Unlock = %v, %v", ok, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if count.Load() != 80 {
+		t.Fatalf("%d locked sections, want 80", count.Load())
 	}
 }

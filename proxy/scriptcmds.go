@@ -52,13 +52,13 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 	}
 	keys, argv := rest[1:1+numKeys], rest[1+numKeys:]
 	switch kind {
-	case scriptRelease:
+	case scriptRelease, scriptReleaseMissing:
 		if len(keys) < 1 || len(argv) < 1 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 1 argument (the owner value)"))
 			return
 		}
-		s.release(c, string(keys[0]), string(argv[0]))
-	case scriptExtend, scriptExtendPy:
+		s.release(c, string(keys[0]), string(argv[0]), kind == scriptReleaseMissing)
+	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
 			return
@@ -69,11 +69,14 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		ttl := time.Duration(ms) * time.Millisecond
-		if kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0") {
+		switch {
+		case kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0"):
 			s.extendBy(c, string(keys[0]), string(argv[0]), ttl)
-			return
+		case kind == scriptExtendOrAcquire:
+			s.extendOrAcquire(c, string(keys[0]), string(argv[0]), ttl)
+		default:
+			s.extend(c, string(keys[0]), string(argv[0]), ttl)
 		}
-		s.extend(c, string(keys[0]), string(argv[0]), ttl)
 	}
 }
 
@@ -96,15 +99,48 @@ func scriptArgs(sha string, kind scriptKind, want string) error {
 }
 
 // release answers 1 when a quorum deleted the owner's value, 0 when the
-// caller did not hold it on a majority.
-func (s *Server) release(c *request, key, value string) {
+// caller did not hold it on a majority. With missing, a key that no value
+// holds on a quorum answers -1 instead (redsync's "already expired").
+func (s *Server) release(c *request, key, value string, missing bool) {
 	start := time.Now()
 	err := s.engine.Release(c.ctx, key, value)
 	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld) && missing:
+		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && !e.Found {
+			c.wr.WriteInt(-1)
+			return
+		}
+		c.wr.WriteInt(0)
 	case errors.Is(err, quorum.ErrNotHeld):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
+}
+
+// extendOrAcquire extends the owner's lock, or takes it again if nobody
+// holds it (redsync's touch with SetNX): 1 either way, 0 when another owner
+// has it.
+func (s *Server) extendOrAcquire(c *request, key, value string, ttl time.Duration) {
+	if err := s.checkTTL(ttl); err != nil {
+		c.writeErr(err)
+		return
+	}
+	start := time.Now()
+	g, err := s.engine.Extend(c.ctx, key, value, ttl)
+	s.metrics.observe(kindExtend, start, err, g.Validity)
+	if errors.Is(err, quorum.ErrNotHeld) {
+		start = time.Now()
+		g, err = s.engine.Acquire(c.ctx, key, value, ttl)
+		s.metrics.observe(kindAcquire, start, err, g.Validity)
+	}
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):
 		c.wr.WriteInt(0)
 	default:
 		c.writeErr(err)

@@ -12,13 +12,16 @@ import (
 type scriptKind uint8
 
 const (
-	scriptRelease  scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
-	scriptExtend                         // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
-	scriptExtendPy                       // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
+	scriptRelease         scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
+	scriptExtend                                // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
+	scriptExtendPy                              // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
+	scriptReleaseMissing                        // redsync: as scriptRelease, but -1 when the key is missing
+	scriptExtendOrAcquire                       // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
 )
 
 func (k scriptKind) String() string {
-	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)"}[k]
+	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)",
+		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -30,15 +33,24 @@ var (
 	redisPyExtend string // a4e87838...
 	//go:embed clientscripts/redispy_reacquire.lua
 	redisPyReacquire string // 1cac5148...
+	//go:embed clientscripts/redsync_delete.lua
+	redsyncDelete string // e950836e...
+	//go:embed clientscripts/redsync_touch.lua
+	redsyncTouch string // d75bb8b5...
+	//go:embed clientscripts/redsync_touch_setnx.lua
+	redsyncTouchSetNX string // b6b55c43...
 )
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).
 // Their SHA1s are known before any client loads them, so EVALSHA works on a
 // fresh replica without a NOSCRIPT round trip.
 var knownTexts = map[string]scriptKind{
-	redisPyRelease:   scriptRelease,
-	redisPyExtend:    scriptExtendPy,
-	redisPyReacquire: scriptExtend,
+	redisPyRelease:    scriptRelease,
+	redisPyExtend:     scriptExtendPy,
+	redisPyReacquire:  scriptExtend,
+	redsyncDelete:     scriptReleaseMissing,
+	redsyncTouch:      scriptExtend,
+	redsyncTouchSetNX: scriptExtendOrAcquire,
 	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,
