@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bsm/redislock"
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
@@ -107,4 +108,56 @@ func TestRedsync(t *testing.T) {
 	if count.Load() != 80 {
 		t.Fatalf("%d locked sections, want 80", count.Load())
 	}
+}
+
+// TestBsmRedislock: bsm/redislock against the proxy.
+func TestBsmRedislock(t *testing.T) {
+	h := newHarness(t, 5, nil)
+	locker := redislock.New(h.client())
+	ctx := t.Context()
+
+	lock, err := locker.Obtain(ctx, "bsm:a", 2*time.Second, nil)
+	if err != nil {
+		t.Fatalf("Obtain = %v", err)
+	}
+	if _, err := locker.Obtain(ctx, "bsm:a", time.Second, nil); !errors.Is(err, redislock.ErrNotObtained) {
+		t.Fatalf("a second Obtain = %v; want ErrNotObtained", err)
+	}
+	if ttl, err := lock.TTL(ctx); err != nil || ttl <= 1500*time.Millisecond || ttl > 2*time.Second {
+		t.Fatalf("TTL = %v, %v", ttl, err)
+	}
+	if err := lock.Refresh(ctx, 5*time.Second, nil); err != nil {
+		t.Fatalf("Refresh = %v", err)
+	}
+	if ttl, _ := lock.TTL(ctx); ttl <= 4*time.Second {
+		t.Fatalf("TTL after Refresh to 5s = %v", ttl)
+	}
+	if err := lock.Release(ctx); err != nil {
+		t.Fatalf("Release = %v", err)
+	}
+	if err := lock.Release(ctx); !errors.Is(err, redislock.ErrLockNotHeld) {
+		t.Fatalf("a second Release = %v; want ErrLockNotHeld", err)
+	}
+	if ttl, err := lock.TTL(ctx); ttl != 0 || err != nil {
+		t.Fatalf("TTL of a released lock = %v, %v", ttl, err)
+	}
+
+	holder, err := locker.Obtain(ctx, "bsm:retry", 500*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waiter, err := locker.Obtain(ctx, "bsm:retry", time.Second, &redislock.Options{
+		RetryStrategy: redislock.LimitRetry(redislock.LinearBackoff(50*time.Millisecond), 100),
+	})
+	if err != nil {
+		t.Fatalf("Obtain with retry = %v", err)
+	}
+	if el := time.Since(start); el < 300*time.Millisecond {
+		t.Fatalf("the waiter got the lock after %v, while the holder's 500ms had not run out", el)
+	}
+	if err := holder.Refresh(ctx, time.Second, nil); !errors.Is(err, redislock.ErrNotObtained) {
+		t.Fatalf("Refresh by the expired holder = %v; want ErrNotObtained", err)
+	}
+	_ = waiter.Release(ctx)
 }

@@ -58,6 +58,23 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		s.release(c, string(keys[0]), string(argv[0]), kind == scriptReleaseMissing)
+	case scriptOwnerPTTL:
+		if len(keys) < 1 || len(argv) < 1 {
+			c.writeErr(scriptArgs(sha, kind, "1 key and 1 argument (the owner value)"))
+			return
+		}
+		s.ownerPTTL(c, string(keys[0]), string(argv[0]))
+	case scriptObtain:
+		if len(keys) < 1 || len(argv) < 3 {
+			c.writeErr(scriptArgs(sha, kind, "1 key and 3 arguments (value, token length, TTL in ms)"))
+			return
+		}
+		ms, err := strconv.ParseInt(string(argv[2]), 10, 64)
+		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+			c.writeErr(errInvalidExpire("set"))
+			return
+		}
+		s.obtain(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
 	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
@@ -199,4 +216,50 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 
 func unknownSubcommand(sub []byte, cmd string) error {
 	return respError(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(sub, 128), cmd))
+}
+
+// obtain is bsm/redislock's obtain: +OK when acquired, or when the caller
+// already holds the lock with this very value (its TTL is then renewed);
+// nil when another owner has it.
+func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
+	if err := s.checkTTL(ttl); err != nil {
+		c.writeErr(err)
+		return
+	}
+	start := time.Now()
+	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
+	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	if errors.Is(err, quorum.ErrTaken) {
+		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && e.Found && e.Value == value {
+			start = time.Now()
+			g, err = s.engine.Extend(c.ctx, key, value, ttl)
+			s.metrics.observe(kindExtend, start, err, g.Validity)
+		}
+	}
+	switch {
+	case err == nil:
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):
+		c.writeNull()
+	default:
+		c.writeErr(err)
+	}
+}
+
+// ownerPTTL answers the remaining TTL in ms when value holds key on a
+// quorum, else -3 (bsm/redislock's pttl script).
+func (s *Server) ownerPTTL(c *request, key, value string) {
+	start := time.Now()
+	e, err := s.engine.Read(c.ctx, key)
+	s.metrics.observe(kindRead, start, err, 0)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !e.Found || e.Value != value:
+		c.wr.WriteInt(-3)
+	case e.TTL < 0:
+		c.wr.WriteInt(-1)
+	default:
+		c.wr.WriteInt64(e.TTL.Milliseconds())
+	}
 }

@@ -17,11 +17,14 @@ const (
 	scriptExtendPy                              // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
 	scriptReleaseMissing                        // redsync: as scriptRelease, but -1 when the key is missing
 	scriptExtendOrAcquire                       // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
+	scriptObtain                                // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
+	scriptOwnerPTTL                             // bsm/redislock: the owner\'s PTTL in ms, else -3
 )
 
 func (k scriptKind) String() string {
 	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)",
-		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire"}[k]
+		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire",
+		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -39,6 +42,12 @@ var (
 	redsyncTouch string // d75bb8b5...
 	//go:embed clientscripts/redsync_touch_setnx.lua
 	redsyncTouchSetNX string // b6b55c43...
+	//go:embed clientscripts/bsm_obtain.lua
+	bsmObtain string // 80a1b5f2...
+	//go:embed clientscripts/bsm_refresh.lua
+	bsmRefresh string // a7aba3bc...
+	//go:embed clientscripts/bsm_pttl.lua
+	bsmPTTL string // 6484da7d...
 )
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).
@@ -51,6 +60,9 @@ var knownTexts = map[string]scriptKind{
 	redsyncDelete:     scriptReleaseMissing,
 	redsyncTouch:      scriptExtend,
 	redsyncTouchSetNX: scriptExtendOrAcquire,
+	bsmObtain:         scriptObtain,
+	bsmRefresh:        scriptExtend,
+	bsmPTTL:           scriptOwnerPTTL,
 	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,

@@ -23,11 +23,20 @@ func TestKnownSHAs(t *testing.T) {
 	}
 }
 
-func TestRedisPySHAs(t *testing.T) {
+// TestClientSHAs: the embedded client scripts hash to the SHA1s CLIENTS.md
+// records, so EVALSHA from those clients works without a NOSCRIPT trip.
+func TestClientSHAs(t *testing.T) {
 	for sha, want := range map[string]scriptKind{
-		"c3f8721cbb97f72bc19e972846bd7aaf91901658": scriptRelease,
-		"a4e8783852e6b949f9ef3a97212805108459a890": scriptExtendPy,
-		"1cac51482acf5858da00f6d685d68f886cd6b6b2": scriptExtend,
+		"c3f8721cbb97f72bc19e972846bd7aaf91901658": scriptRelease,         // redis-py release
+		"a4e8783852e6b949f9ef3a97212805108459a890": scriptExtendPy,        // redis-py extend
+		"1cac51482acf5858da00f6d685d68f886cd6b6b2": scriptExtend,          // redis-py reacquire
+		"e950836ed1e694540c503ef9972b8de518044d3b": scriptReleaseMissing,  // redsync delete
+		"d75bb8b5bd13532ddedd17762e772346e39b321e": scriptExtend,          // redsync touch
+		"b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79": scriptExtendOrAcquire, // redsync touch with SetNX
+		"80a1b5f2cfccec3b7119ba7721d2127682b691a7": scriptObtain,          // bsm/redislock obtain
+		"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": scriptExtend,          // bsm/redislock refresh
+		"6484da7d58920897fdc22b7f9afd1a3d47524ea8": scriptOwnerPTTL,       // bsm/redislock pttl
+		"cf0e94b2e9ffc7e04395cf88f7583fc309985910": scriptRelease,         // bsm/redislock release
 	} {
 		var r scriptRegistry
 		if kind, ok := r.bySHA(sha); !ok || kind != want {
