@@ -89,10 +89,8 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		switch {
 		case kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0"):
 			s.extendBy(c, string(keys[0]), string(argv[0]), ttl)
-		case kind == scriptExtendOrAcquire:
-			s.extendOrAcquire(c, string(keys[0]), string(argv[0]), ttl)
 		default:
-			s.extend(c, string(keys[0]), string(argv[0]), ttl)
+			s.extend(c, string(keys[0]), string(argv[0]), ttl, kind == scriptExtendOrAcquire)
 		}
 	}
 }
@@ -107,7 +105,7 @@ func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
 	case !e.Found || e.Value != value || e.TTL < 0:
 		c.wr.WriteInt(0)
 	default:
-		s.extend(c, key, value, e.TTL+add)
+		s.extend(c, key, value, e.TTL+add, false)
 	}
 }
 
@@ -138,10 +136,11 @@ func (s *Server) release(c *request, key, value string, missing bool) {
 	}
 }
 
-// extendOrAcquire extends the owner's lock, or takes it again if nobody
-// holds it (redsync's touch with SetNX): 1 either way, 0 when another owner
-// has it.
-func (s *Server) extendOrAcquire(c *request, key, value string, ttl time.Duration) {
+// extend answers 1 when a quorum took the new TTL, 0 when the caller did
+// not hold the lock on a majority. With orAcquire (redsync's touch with
+// SetNX), a lock nobody holds is taken again instead: 1 either way, 0 when
+// another owner has it.
+func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool) {
 	if err := s.checkTTL(ttl); err != nil {
 		c.writeErr(err)
 		return
@@ -149,7 +148,7 @@ func (s *Server) extendOrAcquire(c *request, key, value string, ttl time.Duratio
 	start := time.Now()
 	g, err := s.engine.Extend(c.ctx, key, value, ttl)
 	s.metrics.observe(kindExtend, start, err, g.Validity)
-	if errors.Is(err, quorum.ErrNotHeld) {
+	if orAcquire && errors.Is(err, quorum.ErrNotHeld) {
 		start = time.Now()
 		g, err = s.engine.Acquire(c.ctx, key, value, ttl)
 		s.metrics.observe(kindAcquire, start, err, g.Validity)
@@ -157,27 +156,7 @@ func (s *Server) extendOrAcquire(c *request, key, value string, ttl time.Duratio
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):
-		c.wr.WriteInt(0)
-	default:
-		c.writeErr(err)
-	}
-}
-
-// extend answers 1 when a quorum took the new TTL, 0 when the caller did
-// not hold the lock on a majority.
-func (s *Server) extend(c *request, key, value string, ttl time.Duration) {
-	if err := s.checkTTL(ttl); err != nil {
-		c.writeErr(err)
-		return
-	}
-	start := time.Now()
-	g, err := s.engine.Extend(c.ctx, key, value, ttl)
-	s.metrics.observe(kindExtend, start, err, g.Validity)
-	switch {
-	case err == nil:
-		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrNotHeld):
+	case errors.Is(err, quorum.ErrNotHeld), errors.Is(err, quorum.ErrTaken):
 		c.wr.WriteInt(0)
 	default:
 		c.writeErr(err)

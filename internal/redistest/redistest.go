@@ -49,18 +49,7 @@ type Server struct {
 // cleanup. It fails the test with a clear message when redis-server is missing.
 func Start(t TB, n int) []*Server {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server redis-tools; .ci/run does this)")
-	}
-	servers := make([]*Server, n)
-	for i := range servers {
-		s := &Server{t: t, bin: bin, dir: t.TempDir()}
-		s.startFresh()
-		t.Cleanup(s.Kill)
-		servers[i] = s
-	}
-	return servers
+	return start(t, n, nil)
 }
 
 // TLS makes servers speak only TLS with these PEM files, requiring client
@@ -73,13 +62,18 @@ type TLS struct {
 // StartTLS is Start for TLS-only servers.
 func StartTLS(t TB, n int, files TLS) []*Server {
 	t.Helper()
+	return start(t, n, &files)
+}
+
+func start(t TB, n int, tlsFiles *TLS) []*Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		t.Fatalf("redis-server not found on PATH: install it (Debian: apt-get install redis-server redis-tools; .ci/run does this)")
 	}
 	servers := make([]*Server, n)
 	for i := range servers {
-		s := &Server{t: t, bin: bin, dir: t.TempDir(), tls: &files}
+		s := &Server{t: t, bin: bin, dir: t.TempDir(), tls: tlsFiles}
 		s.startFresh()
 		t.Cleanup(s.Kill)
 		servers[i] = s
