@@ -47,6 +47,7 @@ func TestRedsync(t *testing.T) {
 	if err := other.LockContext(ctx); err == nil {
 		t.Fatal("a second mutex locked a held lock")
 	}
+	//lint:ignore SA1019 deprecated, but existing redsync users call Valid: it must keep working
 	if ok, err := m.ValidContext(ctx); !ok || err != nil {
 		t.Fatalf("Valid = %v, %v", ok, err)
 	}
