@@ -28,9 +28,12 @@ func redisBenchmark(addr string, clients, pipeline, requests int, command ...str
 	host, port, _ := net.SplitHostPort(addr)
 	args := append([]string{"-h", host, "-p", port, "-c", strconv.Itoa(clients), "-n", strconv.Itoa(requests),
 		"-P", strconv.Itoa(pipeline), "-r", "1000000", "--csv"}, command...)
-	out, err := exec.Command("redis-benchmark", args...).Output()
+	var stderr strings.Builder
+	cmd := exec.Command("redis-benchmark", args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		return rb{}, fmt.Errorf("redis-benchmark %v: %w", args, err)
+		return rb{}, fmt.Errorf("redis-benchmark %v: %w: %s%s", args, err, out, stderr.String())
 	}
 	// The CSV does not escape quotes inside the test name (a script has
 	// them), so read the seven numeric fields from the end of the line.

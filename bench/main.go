@@ -46,6 +46,12 @@ func main() {
 	}
 	e := newEnv()
 	defer e.close()
+	check := func(err error) {
+		if err != nil {
+			e.close() // log.Fatal skips deferred calls: stop the servers first
+			log.Fatal(err)
+		}
+	}
 
 	servers := redistest.Start(e, 8) // 7 backends and one direct redis
 	direct, backends := servers[7].Addr, redistest.Addrs(servers[:7])
@@ -93,16 +99,8 @@ func main() {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(root, path)
 	}
-	if err := os.WriteFile(path, []byte(report), 0o644); err != nil {
-		log.Fatal(err)
-	}
+	check(os.WriteFile(path, []byte(report), 0o644))
 	log.Printf("wrote %s", *out)
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
 }
 
 func moduleRoot() (string, error) {
@@ -139,7 +137,8 @@ func (m measurements) report(runs, idle int, perConn float64) string {
 	fmt.Fprintf(&b, "# Benchmarks\n\nRegenerate with `go run ./bench` (about 5 minutes). Machine: %s. Taken %s.\n\n",
 		machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "Medians of %d interleaved runs. Backends are real redis-servers on loopback, sharing the machine's cores with the\n"+
-		"proxy and the load generator; the machine is shared and noisy, so read the ratios (taken within one run), not the absolutes.\n\n", runs)
+		"proxy and the load generator; the machine is shared and noisy, so read the ratios (taken within one run), not the absolutes.\n"+
+		"The proxies run with restart quarantine off, since their backends have just started.\n\n", runs)
 
 	b.WriteString("## redis-benchmark, 50 clients, `-r 1000000` (requests/s)\n\n")
 	b.WriteString("| workload | direct redis | proxy N=3 | proxy N=5 | proxy N=7 | N=5 / direct | target | |\n|---|---|---|---|---|---|---|---|\n")
