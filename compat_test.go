@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -161,4 +162,23 @@ func TestBsmRedislock(t *testing.T) {
 		t.Fatalf("Refresh by the expired holder = %v; want ErrNotObtained", err)
 	}
 	_ = waiter.Release(ctx)
+}
+
+// TestNodeClients runs compat/node's tests (ioredis 5, node-redlock 5) with
+// Node's test runner against the proxy over five real redis-servers.
+func TestNodeClients(t *testing.T) {
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Fatal("node is needed for the Node client tests")
+	}
+	if _, err := os.Stat("compat/node/node_modules/redlock"); err != nil {
+		t.Fatal("compat/node has no node_modules: run (cd compat/node && npm ci); .ci/run does this")
+	}
+	h := newHarness(t, 5, nil)
+	cmd := exec.Command("node", "--test", "compat/node/")
+	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.addr)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("node clients against the proxy: %v", err)
+	}
 }

@@ -58,6 +58,21 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		s.release(c, string(keys[0]), string(argv[0]), kind == scriptReleaseMissing)
+	case scriptAcquireAll, scriptExtendAll, scriptReleaseAll:
+		if len(keys) < 1 || len(argv) < 1 || kind != scriptReleaseAll && len(argv) < 2 {
+			c.writeErr(scriptArgs(sha, kind, "keys and the owner value (and the TTL in ms)"))
+			return
+		}
+		var ttl time.Duration
+		if kind != scriptReleaseAll {
+			ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
+			if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+				c.writeErr(errInvalidExpire("set"))
+				return
+			}
+			ttl = time.Duration(ms) * time.Millisecond
+		}
+		s.allKeys(c, kind, keys, string(argv[0]), ttl)
 	case scriptOwnerPTTL:
 		if len(keys) < 1 || len(argv) < 1 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 1 argument (the owner value)"))

@@ -19,12 +19,16 @@ const (
 	scriptExtendOrAcquire                       // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
 	scriptObtain                                // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
 	scriptOwnerPTTL                             // bsm/redislock: the owner\'s PTTL in ms, else -3
+	scriptAcquireAll                            // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
+	scriptExtendAll                             // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
+	scriptReleaseAll                            // node-redlock: KEYS holding ARGV[1] deleted; how many
 )
 
 func (k scriptKind) String() string {
 	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)",
 		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire",
-		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl"}[k]
+		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl",
+		scriptAcquireAll: "acquire all keys", scriptExtendAll: "extend all keys", scriptReleaseAll: "release all keys"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -48,21 +52,30 @@ var (
 	bsmRefresh string // a7aba3bc...
 	//go:embed clientscripts/bsm_pttl.lua
 	bsmPTTL string // 6484da7d...
+	//go:embed clientscripts/noderedlock5_acquire.lua
+	nodeRedlockAcquire string // 96da70f7...
+	//go:embed clientscripts/noderedlock5_extend.lua
+	nodeRedlockExtend string // aed6f382...
+	//go:embed clientscripts/noderedlock5_release.lua
+	nodeRedlockRelease string // e4612211...
 )
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).
 // Their SHA1s are known before any client loads them, so EVALSHA works on a
 // fresh replica without a NOSCRIPT round trip.
 var knownTexts = map[string]scriptKind{
-	redisPyRelease:    scriptRelease,
-	redisPyExtend:     scriptExtendPy,
-	redisPyReacquire:  scriptExtend,
-	redsyncDelete:     scriptReleaseMissing,
-	redsyncTouch:      scriptExtend,
-	redsyncTouchSetNX: scriptExtendOrAcquire,
-	bsmObtain:         scriptObtain,
-	bsmRefresh:        scriptExtend,
-	bsmPTTL:           scriptOwnerPTTL,
+	redisPyRelease:     scriptRelease,
+	redisPyExtend:      scriptExtendPy,
+	redisPyReacquire:   scriptExtend,
+	redsyncDelete:      scriptReleaseMissing,
+	redsyncTouch:       scriptExtend,
+	redsyncTouchSetNX:  scriptExtendOrAcquire,
+	bsmObtain:          scriptObtain,
+	bsmRefresh:         scriptExtend,
+	bsmPTTL:            scriptOwnerPTTL,
+	nodeRedlockAcquire: scriptAcquireAll,
+	nodeRedlockExtend:  scriptExtendAll,
+	nodeRedlockRelease: scriptReleaseAll,
 	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,

@@ -37,6 +37,9 @@ func TestClientSHAs(t *testing.T) {
 		"a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf": scriptExtend,          // bsm/redislock refresh
 		"6484da7d58920897fdc22b7f9afd1a3d47524ea8": scriptOwnerPTTL,       // bsm/redislock pttl
 		"cf0e94b2e9ffc7e04395cf88f7583fc309985910": scriptRelease,         // bsm/redislock release
+		"96da70f7716f27d278a5218544df37fd8b0a5e4c": scriptAcquireAll,      // node-redlock 5 acquire
+		"aed6f382e410db8ba7926d4e5e9aab410bf2a78a": scriptExtendAll,       // node-redlock 5 extend
+		"e4612211c9f8f51c257e26e056b0a654b3187242": scriptReleaseAll,      // node-redlock 5 release
 	} {
 		var r scriptRegistry
 		if kind, ok := r.bySHA(sha); !ok || kind != want {

@@ -71,6 +71,9 @@ func (e *Engine) Quorum() int { return e.quorum }
 // Nodes returns the number of nodes, N.
 func (e *Engine) Nodes() int { return len(e.nodes) }
 
+// MinValidity is the least validity a grant must leave its caller.
+func (e *Engine) MinValidity() time.Duration { return e.opts.minValidity }
+
 // MaxTTL is the longest TTL a lock may ask for.
 func (e *Engine) MaxTTL() time.Duration { return e.opts.maxTTL }
 

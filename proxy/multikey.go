@@ -1,0 +1,71 @@
+package proxy
+
+import (
+	"errors"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// allKeys runs node-redlock's multi-resource scripts, one quorum round per
+// key: acquire takes every key or none (those taken by this call are
+// released again when one is held elsewhere, and the whole call must leave
+// the client more than the minimum validity); extend needs every key held;
+// release counts the keys it freed.
+func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value string, ttl time.Duration) {
+	if kind != scriptReleaseAll {
+		if err := s.checkTTL(ttl); err != nil {
+			c.writeErr(err)
+			return
+		}
+	}
+	began := time.Now()
+	var done []string
+	for _, k := range keys {
+		key := string(k)
+		start := time.Now()
+		var (
+			g   quorum.Grant
+			err error
+		)
+		switch kind {
+		case scriptAcquireAll:
+			g, err = s.engine.Acquire(c.ctx, key, value, ttl)
+			s.metrics.observe(kindAcquire, start, err, g.Validity)
+		case scriptExtendAll:
+			g, err = s.engine.Extend(c.ctx, key, value, ttl)
+			s.metrics.observe(kindExtend, start, err, g.Validity)
+		case scriptReleaseAll:
+			err = s.engine.Release(c.ctx, key, value)
+			s.metrics.observe(kindRelease, start, err, 0)
+			if errors.Is(err, quorum.ErrNotHeld) {
+				continue
+			}
+		}
+		if err != nil {
+			if kind == scriptAcquireAll {
+				s.releaseAll(c, done, value)
+			}
+			if errors.Is(err, quorum.ErrTaken) || errors.Is(err, quorum.ErrNotHeld) {
+				c.wr.WriteInt(0)
+				return
+			}
+			c.writeErr(err)
+			return
+		}
+		done = append(done, key)
+	}
+	if kind == scriptAcquireAll && ttl-time.Since(began) <= s.engine.MinValidity() {
+		s.releaseAll(c, done, value)
+		c.writeErr(respError("NOQUORUM the keys were acquired one by one, but that took longer than the lock's TTL allows; released"))
+		return
+	}
+	c.wr.WriteInt(len(done))
+}
+
+// releaseAll frees the keys an unfinished multi-key acquire took.
+func (s *Server) releaseAll(c *request, keys []string, value string) {
+	for _, k := range keys {
+		_ = s.engine.Release(c.ctx, k, value)
+	}
+}
