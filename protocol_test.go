@@ -153,3 +153,38 @@ func TestRESP2AndRESP3(t *testing.T) {
 		}
 	}
 }
+
+// TestNativeCompareCommands: Redis 8.4's SET ... IFEQ and DELEX ... IFEQ and
+// Valkey 9's DELIFEQ, as Spring and newer clients send them.
+func TestNativeCompareCommands(t *testing.T) {
+	h := newHarness(t, 3, nil)
+	c, ctx := h.client(), t.Context()
+	if ok, _ := c.SetNX(ctx, "n:k", "v", 5*time.Second).Result(); !ok {
+		t.Fatal("acquire failed")
+	}
+	if got, err := c.Do(ctx, "set", "n:k", "v", "ifeq", "v", "px", "60000").Result(); got != "OK" || err != nil {
+		t.Fatalf("SET IFEQ renewal = %v, %v", got, err)
+	}
+	if pttl := c.PTTL(ctx, "n:k").Val(); pttl < 59*time.Second {
+		t.Fatalf("PTTL after the renewal = %v", pttl)
+	}
+	if err := c.Do(ctx, "set", "n:k", "w", "ifeq", "w", "px", "60000").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("SET IFEQ by a non-owner = %v; want nil", err)
+	}
+	if err := c.Do(ctx, "set", "n:k", "x", "ifeq", "v", "px", "60000").Err(); err == nil || !strings.HasPrefix(err.Error(), "ERR ") {
+		t.Fatalf("SET IFEQ changing the owner = %v; want an error", err)
+	}
+	if n, err := c.Do(ctx, "delex", "n:k", "ifeq", "wrong").Int(); n != 0 || err != nil {
+		t.Fatalf("DELEX by a non-owner = %d, %v", n, err)
+	}
+	if n, err := c.Do(ctx, "delex", "n:k", "ifeq", "v").Int(); n != 1 || err != nil {
+		t.Fatalf("DELEX by the owner = %d, %v", n, err)
+	}
+	c.SetNX(ctx, "n:j", "v", 5*time.Second)
+	if n, err := c.Do(ctx, "delifeq", "n:j", "v").Int(); n != 1 || err != nil {
+		t.Fatalf("DELIFEQ by the owner = %d, %v", n, err)
+	}
+	if err := c.Get(ctx, "n:j").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("after DELIFEQ the lock is still there: %v", err)
+	}
+}

@@ -44,6 +44,8 @@ func (s *Server) commandTable() map[string]*command {
 	add("pttl", 2, flagRead, s.cmdPTTL)
 	add("ttl", 2, flagRead, s.cmdTTL)
 	add("exists", -2, flagRead, s.cmdExists)
+	add("delex", -2, flagLock, s.cmdDelEx)
+	add("delifeq", 3, flagLock, s.cmdDelIfEq)
 	add("del", -2, flagLock, s.cmdDel)
 	add("unlink", -2, flagLock, s.cmdDel)
 	// Connection and server.

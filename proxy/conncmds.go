@@ -253,7 +253,7 @@ func writeCommandInfo(c *request, cmd *command) {
 // keySpec is a command's first and last key position (-1: all the rest).
 func keySpec(name string) (first, last int) {
 	switch name {
-	case "set", "get", "pttl", "ttl":
+	case "set", "get", "pttl", "ttl", "delex", "delifeq":
 		return 1, 1
 	case "exists", "del", "unlink":
 		return 1, -1

@@ -17,6 +17,10 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
+	if req.HasIfEq && !req.Get {
+		s.setIfEq(c, req)
+		return
+	}
 	if !req.NX || req.XX || req.Get {
 		c.writeErr(errLockWriteOnly)
 		return
@@ -150,3 +154,46 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 
 // writeErr writes err as one RESP error line.
 func (c *request) writeErr(err error) { c.wr.WriteError(replyText(err)) }
+
+// setIfEq: SET key value IFEQ value PX ms (Redis 8.4's compare-and-set, as
+// Spring uses it to renew) extends the owner's lock: OK, or nil when the
+// caller does not hold it. Changing the owner value this way is refused.
+func (s *Server) setIfEq(c *request, req setArgs) {
+	switch {
+	case req.IfEq != req.Value:
+		c.writeErr(respError("ERR redlock-proxy takes SET ... IFEQ only to renew a lock: the new value must equal the IFEQ value"))
+		return
+	case !req.HasTTL:
+		c.writeErr(respError("ERR a lock renewal needs a TTL: SET key value IFEQ value PX <ms>"))
+		return
+	}
+	if err := s.checkTTL(req.TTL); err != nil {
+		c.writeErr(err)
+		return
+	}
+	start := time.Now()
+	g, err := s.engine.Extend(c.ctx, req.Key, req.Value, req.TTL)
+	s.metrics.observe(kindExtend, start, err, g.Validity)
+	switch {
+	case err == nil:
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.writeNull()
+	default:
+		c.writeErr(err)
+	}
+}
+
+// cmdDelEx: DELEX key IFEQ value (Redis 8.4) releases the owner's lock: 1, or 0.
+func (s *Server) cmdDelEx(c *request, args [][]byte) {
+	if len(args) != 4 || !equalFold(args[2], "ifeq") {
+		c.writeErr(respError("ERR redlock-proxy takes DELEX only as DELEX key IFEQ value (a compare-and-delete release)"))
+		return
+	}
+	s.release(c, string(args[1]), string(args[3]), false)
+}
+
+// cmdDelIfEq: DELIFEQ key value (Valkey 9) releases the owner's lock: 1, or 0.
+func (s *Server) cmdDelIfEq(c *request, args [][]byte) {
+	s.release(c, string(args[1]), string(args[2]), false)
+}

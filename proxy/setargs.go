@@ -9,6 +9,8 @@ import (
 // setArgs is a parsed SET command.
 type setArgs struct {
 	Key, Value   string
+	IfEq         string // with HasIfEq: IFEQ's comparison value (Redis 8.4)
+	HasIfEq      bool
 	NX, XX       bool
 	KeepTTL, Get bool
 	TTL          time.Duration // relative; valid when HasTTL
@@ -16,7 +18,7 @@ type setArgs struct {
 	expireOpt    string // which expiry option was given
 }
 
-// parseSet reads SET key value [NX|XX] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL],
+// parseSet reads SET key value [NX|XX|IFEQ cmp] [GET] [EX s|PX ms|EXAT ts|PXAT ms-ts|KEEPTTL],
 // options in any order and case, with Redis's own error texts. now resolves
 // EXAT/PXAT to a relative TTL.
 func parseSet(args [][]byte, now time.Time) (setArgs, error) {
@@ -27,10 +29,13 @@ func parseSet(args [][]byte, now time.Time) (setArgs, error) {
 	for i := 2; i < len(args); i++ {
 		opt := args[i]
 		switch {
-		case equalFold(opt, "nx") && !s.XX:
+		case equalFold(opt, "nx") && !s.XX && !s.HasIfEq:
 			s.NX = true
-		case equalFold(opt, "xx") && !s.NX:
+		case equalFold(opt, "xx") && !s.NX && !s.HasIfEq:
 			s.XX = true
+		case equalFold(opt, "ifeq") && !s.NX && !s.XX && !s.HasIfEq && i+1 < len(args):
+			s.IfEq, s.HasIfEq = string(args[i+1]), true
+			i++
 		case equalFold(opt, "get"):
 			s.Get = true
 		case equalFold(opt, "keepttl") && s.expireOpt == "":

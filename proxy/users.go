@@ -46,7 +46,7 @@ func (o *options) authRequired() bool { return o.requirePass != "" || len(o.user
 // keysOf lists the keys a command touches, as Redis's key specs say.
 func keysOf(cmd *command, args [][]byte) [][]byte {
 	switch cmd.name {
-	case "set", "get", "pttl", "ttl":
+	case "set", "get", "pttl", "ttl", "delex", "delifeq":
 		return args[1:2]
 	case "exists", "del", "unlink":
 		return args[1:]
