@@ -163,8 +163,8 @@ func (c *client) info() string {
 	if cmd := c.lastCmd.Load(); cmd != nil {
 		last = cmd.name
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 cmd=%s lib-name=%s lib-ver=%s\n",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), last, c.libName, c.libVer)
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 cmd=%s resp=%d lib-name=%s lib-ver=%s\n",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), last, c.proto, c.libName, c.libVer)
 }
 
 func cmdSelect(c *request, args [][]byte) {

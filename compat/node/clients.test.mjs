@@ -1,0 +1,54 @@
+// More Node clients against redlock-proxy (REDLOCK_ADDR=host:port): each
+// connects with its own handshake (HELLO 3 where it sends one), then takes,
+// contends for and releases a lock.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import IORedis6 from "ioredis6";
+import { createClient as createClient4 } from "redis4";
+import { createClient as createClient5 } from "redis5";
+
+const addr = process.env.REDLOCK_ADDR;
+const i = addr.lastIndexOf(":");
+const host = addr.slice(0, i), port = Number(addr.slice(i + 1));
+const UNLOCK = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`;
+
+test("ioredis 6: HELLO 3, then a lock cycle in RESP3", async () => {
+  const c = new IORedis6({ host, port, maxRetriesPerRequest: 0 });
+  try {
+    assert.match(await c.client("INFO"), /resp=3/);
+    assert.equal(await c.set("n6:a", "tok", "PX", 5000, "NX"), "OK");
+    assert.equal(await c.set("n6:a", "other", "PX", 5000, "NX"), null);
+    assert.equal(await c.get("n6:a"), "tok");
+    assert.equal(await c.eval(UNLOCK, 1, "n6:a", "tok"), 1);
+    assert.equal(await c.get("n6:a"), null);
+  } finally {
+    await c.quit();
+  }
+});
+
+test("node-redis 4: CLIENT SETINFO handshake, then a lock cycle", async () => {
+  const c = createClient4({ socket: { host, port } });
+  await c.connect();
+  try {
+    assert.equal(await c.set("r4:a", "tok", { NX: true, PX: 5000 }), "OK");
+    assert.equal(await c.set("r4:a", "other", { NX: true, PX: 5000 }), null);
+    assert.equal(await c.eval(UNLOCK, { keys: ["r4:a"], arguments: ["tok"] }), 1);
+    assert.equal(await c.get("r4:a"), null);
+  } finally {
+    await c.quit();
+  }
+});
+
+test("node-redis 5 with RESP3: HELLO 3 handshake, then a lock cycle", async () => {
+  const c = createClient5({ socket: { host, port }, RESP: 3 });
+  await c.connect();
+  try {
+    assert.match(await c.sendCommand(["CLIENT", "INFO"]), /resp=3/);
+    assert.equal(await c.sendCommand(["SET", "r5:a", "tok", "NX", "PX", "5000"]), "OK");
+    assert.equal(await c.sendCommand(["SET", "r5:a", "other", "NX", "PX", "5000"]), null);
+    assert.equal(await c.sendCommand(["EVAL", UNLOCK, "1", "r5:a", "tok"]), 1);
+    assert.equal(await c.get("r5:a"), null);
+  } finally {
+    await c.close();
+  }
+});
