@@ -352,6 +352,16 @@ func TestRedisCLI(t *testing.T) {
 	if got := cli("INFO", "replication"); !strings.Contains(got, "role:master") {
 		t.Fatalf("redis-cli INFO replication: %q", got)
 	}
+	// redis-cli -3 speaks RESP3 (HELLO 3 first).
+	if got := cli("-3", "SET", "lock:r3", "tok", "NX", "PX", "30000"); got != "OK" {
+		t.Fatalf("redis-cli -3 acquire: %q", got)
+	}
+	if got := cli("-3", "SET", "lock:r3", "other", "NX", "PX", "30000"); got != "" {
+		t.Fatalf("redis-cli -3 second owner: %q", got)
+	}
+	if got := cli("-3", "CLIENT", "INFO"); !strings.Contains(got, "resp=3") {
+		t.Fatalf("redis-cli -3 did not get RESP3: %q", got)
+	}
 }
 
 // TestEmbeddedMode is the README's first command: no backends configured.
