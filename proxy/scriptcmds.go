@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -51,6 +52,13 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		return
 	}
 	keys, argv := rest[1:1+numKeys], rest[1+numKeys:]
+	if dbFirst[strings.ToLower(sha)] {
+		if len(argv) < 1 || string(argv[0]) != "0" {
+			c.writeErr(errDBIndex)
+			return
+		}
+		argv = argv[1:]
+	}
 	switch kind {
 	case scriptRelease, scriptReleaseMissing:
 		if len(keys) < 1 || len(argv) < 1 {

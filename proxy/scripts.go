@@ -58,24 +58,50 @@ var (
 	nodeRedlockExtend string // aed6f382...
 	//go:embed clientscripts/noderedlock5_release.lua
 	nodeRedlockRelease string // e4612211...
+	//go:embed clientscripts/noderedlock4_acquire.lua
+	nodeRedlock4Acquire string // e5a322e2...
+	//go:embed clientscripts/noderedlock4_extend.lua
+	nodeRedlock4Extend string // ce46f809...
+	//go:embed clientscripts/noderedlock4_release.lua
+	nodeRedlock4Release string // 0f0f23b9...
+	//go:embed clientscripts/sesamecare_acquire.lua
+	sesamecareAcquire string // 1b77b94a...
+	//go:embed clientscripts/sesamecare_extend.lua
+	sesamecareExtend string // 820e9778...
+	//go:embed clientscripts/sesamecare_release.lua
+	sesamecareRelease string // df51f683...
 )
+
+// dbFirst lists scripts whose ARGV[1] is a database index they SELECT
+// (@sesamecare-oss/redlock); their other arguments follow it.
+var dbFirst = map[string]bool{
+	sha1Hex(sesamecareAcquire): true,
+	sha1Hex(sesamecareExtend):  true,
+	sha1Hex(sesamecareRelease): true,
+}
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).
 // Their SHA1s are known before any client loads them, so EVALSHA works on a
 // fresh replica without a NOSCRIPT round trip.
 var knownTexts = map[string]scriptKind{
-	redisPyRelease:     scriptRelease,
-	redisPyExtend:      scriptExtendPy,
-	redisPyReacquire:   scriptExtend,
-	redsyncDelete:      scriptReleaseMissing,
-	redsyncTouch:       scriptExtend,
-	redsyncTouchSetNX:  scriptExtendOrAcquire,
-	bsmObtain:          scriptObtain,
-	bsmRefresh:         scriptExtend,
-	bsmPTTL:            scriptOwnerPTTL,
-	nodeRedlockAcquire: scriptAcquireAll,
-	nodeRedlockExtend:  scriptExtendAll,
-	nodeRedlockRelease: scriptReleaseAll,
+	redisPyRelease:      scriptRelease,
+	redisPyExtend:       scriptExtendPy,
+	redisPyReacquire:    scriptExtend,
+	redsyncDelete:       scriptReleaseMissing,
+	redsyncTouch:        scriptExtend,
+	redsyncTouchSetNX:   scriptExtendOrAcquire,
+	bsmObtain:           scriptObtain,
+	bsmRefresh:          scriptExtend,
+	bsmPTTL:             scriptOwnerPTTL,
+	nodeRedlockAcquire:  scriptAcquireAll,
+	nodeRedlockExtend:   scriptExtendAll,
+	nodeRedlockRelease:  scriptReleaseAll,
+	nodeRedlock4Acquire: scriptAcquireAll,
+	nodeRedlock4Extend:  scriptExtendAll,
+	nodeRedlock4Release: scriptReleaseAll,
+	sesamecareAcquire:   scriptAcquireAll,
+	sesamecareExtend:    scriptExtendAll,
+	sesamecareRelease:   scriptReleaseAll,
 	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,

@@ -40,6 +40,12 @@ func TestClientSHAs(t *testing.T) {
 		"96da70f7716f27d278a5218544df37fd8b0a5e4c": scriptAcquireAll,      // node-redlock 5 acquire
 		"aed6f382e410db8ba7926d4e5e9aab410bf2a78a": scriptExtendAll,       // node-redlock 5 extend
 		"e4612211c9f8f51c257e26e056b0a654b3187242": scriptReleaseAll,      // node-redlock 5 release
+		"e5a322e2634ef59a516e8ea150cb085afafee684": scriptAcquireAll,      // node-redlock 4.2.0 acquire
+		"ce46f80993d5dac20dd066eb301a4e37994bdbed": scriptExtendAll,       // node-redlock 4.2.0 extend
+		"0f0f23b9048b36752b5be114f357ba083449f908": scriptReleaseAll,      // node-redlock 4.2.0 release
+		"1b77b94aa78451d55dfa97e18819bfbfc596cb5b": scriptAcquireAll,      // @sesamecare-oss/redlock acquire
+		"820e9778d2b6733e9ed771e4be90ae73a95a6f3b": scriptExtendAll,       // @sesamecare-oss/redlock extend
+		"df51f6837dcfe303d334e6abea9aeae192bab216": scriptReleaseAll,      // @sesamecare-oss/redlock release
 	} {
 		var r scriptRegistry
 		if kind, ok := r.bySHA(sha); !ok || kind != want {

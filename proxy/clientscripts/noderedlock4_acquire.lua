@@ -1,0 +1,15 @@
+
+	-- Return 0 if an entry already exists.
+	for i, key in ipairs(KEYS) do
+		if redis.call("exists", key) == 1 then
+			return 0
+		end
+	end
+
+	-- Create an entry for each provided key.
+	for i, key in ipairs(KEYS) do
+		redis.call("set", key, ARGV[1], "PX", ARGV[2])
+	end
+
+	-- Return the number of entries added.
+	return #KEYS
