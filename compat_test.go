@@ -14,6 +14,7 @@ import (
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
 )
 
 // TestRedisPyLock runs redis-py's redis.lock.Lock (Debian python3-redis,
@@ -180,5 +181,29 @@ func TestNodeClients(t *testing.T) {
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("node clients against the proxy: %v", err)
+	}
+}
+
+// TestRueidis: rueidis (RESP3 only, client-side caching off) against the proxy.
+func TestRueidis(t *testing.T) {
+	h := newHarness(t, 3, nil)
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{h.addr}, DisableCache: true})
+	if err != nil {
+		t.Fatalf("rueidis connecting (HELLO 3, CLUSTER SLOTS fallback): %v", err)
+	}
+	defer c.Close()
+	ctx := t.Context()
+	if err := c.Do(ctx, c.B().Set().Key("rd:a").Value("tok").Nx().Px(5*time.Second).Build()).Error(); err != nil {
+		t.Fatalf("acquire = %v", err)
+	}
+	if err := c.Do(ctx, c.B().Set().Key("rd:a").Value("other").Nx().Px(5*time.Second).Build()).Error(); !rueidis.IsRedisNil(err) {
+		t.Fatalf("second owner = %v; want nil", err)
+	}
+	n, err := c.Do(ctx, c.B().Eval().Script(unlockScript).Numkeys(1).Key("rd:a").Arg("tok").Build()).AsInt64()
+	if n != 1 || err != nil {
+		t.Fatalf("unlock = %d, %v", n, err)
+	}
+	if err := c.Do(ctx, c.B().Get().Key("rd:a").Build()).Error(); !rueidis.IsRedisNil(err) {
+		t.Fatalf("GET after unlock = %v", err)
 	}
 }
