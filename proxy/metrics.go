@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -66,17 +67,25 @@ type Metrics struct {
 	commands    atomic.Int64
 
 	roundSeconds   *prometheus.HistogramVec
+	roundObs       [nKinds]prometheus.Observer // resolved once: the lock path does no label lookup
 	validity       prometheus.Histogram
 	backendSeconds *prometheus.HistogramVec
 	backendErrors  *prometheus.CounterVec
+	backends       sync.Map // addr -> *backendObs
 
 	server atomic.Pointer[Server]
+}
+
+// backendObs is one backend's resolved series.
+type backendObs struct {
+	seconds prometheus.Observer
+	errors  prometheus.Counter
 }
 
 // NewMetrics returns empty metrics.
 func NewMetrics() *Metrics {
 	buckets := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
-	return &Metrics{
+	m := &Metrics{
 		roundSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "redlock_round_duration_seconds", Help: "Time from the first backend send to the decision, by command.", Buckets: buckets,
 		}, []string{"command"}),
@@ -91,20 +100,32 @@ func NewMetrics() *Metrics {
 			Name: "redlock_backend_errors_total", Help: "Backend operations that failed or timed out.",
 		}, []string{"backend"}),
 	}
+	for k := range nKinds {
+		m.roundObs[k] = m.roundSeconds.WithLabelValues(kindNames[k])
+	}
+	return m
 }
 
 // ObserveBackend records one backend answer; pass it to quorum.WithObserver.
 func (m *Metrics) ObserveBackend(addr string, d time.Duration, err error) {
-	m.backendSeconds.WithLabelValues(addr).Observe(d.Seconds())
+	v, ok := m.backends.Load(addr)
+	if !ok {
+		v, _ = m.backends.LoadOrStore(addr, &backendObs{
+			seconds: m.backendSeconds.WithLabelValues(addr),
+			errors:  m.backendErrors.WithLabelValues(addr),
+		})
+	}
+	b := v.(*backendObs)
+	b.seconds.Observe(d.Seconds())
 	if err != nil {
-		m.backendErrors.WithLabelValues(addr).Inc()
+		b.errors.Inc()
 	}
 }
 
 // observe records one finished round.
 func (m *Metrics) observe(kind roundKind, start time.Time, err error, validity time.Duration) {
 	m.rounds[kind][outcomeOf(err)].Add(1)
-	m.roundSeconds.WithLabelValues(kindNames[kind]).Observe(time.Since(start).Seconds())
+	m.roundObs[kind].Observe(time.Since(start).Seconds())
 	if err == nil && validity > 0 {
 		m.validity.Observe(validity.Seconds())
 	}
