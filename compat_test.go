@@ -1,7 +1,9 @@
 package main
 
 import (
+	"crypto/sha1"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -15,6 +17,8 @@ import (
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
 )
 
 // TestRedisPyLock runs redis-py's redis.lock.Lock (Debian python3-redis,
@@ -205,5 +209,57 @@ func TestRueidis(t *testing.T) {
 	}
 	if err := c.Do(ctx, c.B().Get().Key("rd:a").Build()).Error(); !rueidis.IsRedisNil(err) {
 		t.Fatalf("GET after unlock = %v", err)
+	}
+}
+
+// TestRegisteredScripts: scripts the proxy does not know become usable once
+// an operator registers their SHA1 with a meaning and argument positions.
+// These stand in for the Java clients' scripts, which cannot be installed
+// here (a renewal with the lease before the owner, as Redisson's; an unlock
+// whose lock key is KEYS[2]; an acquire answering 1/0).
+func TestRegisteredScripts(t *testing.T) {
+	renew := "-- in-house renewal: ARGV[1] lease ms, ARGV[2] owner\n" +
+		"if redis.call('get', KEYS[1]) == ARGV[2] then redis.call('pexpire', KEYS[1], ARGV[1]) return 1 end return 0"
+	unlock := "-- in-house unlock: KEYS[1] is a journal, KEYS[2] the lock\n" +
+		"if redis.call('get', KEYS[2]) == ARGV[1] then redis.call('del', KEYS[2]) return 1 end return 0"
+	acquire := "-- in-house acquire\nreturn redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) and 1 or 0"
+	sha := func(s string) string { return fmt.Sprintf("%x", sha1.Sum([]byte(s))) }
+
+	plain := newHarness(t, 3, nil)
+	err := plain.client().Eval(t.Context(), renew, []string{"j:lock"}, 1000, "tok").Err()
+	if err == nil || !strings.Contains(err.Error(), "ERR unknown script "+sha(renew)) || !strings.Contains(err.Error(), "scripts:") {
+		t.Fatalf("an unregistered script = %v; want the unknown-script error saying how to register", err)
+	}
+
+	h := newHarness(t, 3, func(c *config.Config) {
+		c.Scripts = []config.Script{
+			{SHA1: sha(renew), Meaning: "extend", Key: 1, Owner: 2, TTL: 1},
+			{SHA1: sha(unlock), Meaning: "release", Key: 2, Owner: 1},
+			{SHA1: sha(acquire), Meaning: "acquire"},
+		}
+	})
+	c, ctx := h.client(), t.Context()
+	if n, err := c.Eval(ctx, acquire, []string{"j:lock"}, "tok", 2000).Int(); n != 1 || err != nil {
+		t.Fatalf("registered acquire = %d, %v", n, err)
+	}
+	if n, _ := c.Eval(ctx, acquire, []string{"j:lock"}, "other", 2000).Int(); n != 0 {
+		t.Fatalf("registered acquire by a second owner = %d", n)
+	}
+	if n, err := c.EvalSha(ctx, sha(renew), []string{"j:lock"}, 60000, "tok").Int(); n != 1 || err != nil {
+		t.Fatalf("registered renewal by EVALSHA = %d, %v", n, err)
+	}
+	if pttl := c.PTTL(ctx, "j:lock").Val(); pttl < 59*time.Second {
+		t.Fatalf("PTTL after the registered renewal = %v", pttl)
+	}
+	if n, err := c.Eval(ctx, unlock, []string{"j:journal", "j:lock"}, "wrong").Int(); n != 0 || err != nil {
+		t.Fatalf("registered unlock by a non-owner = %d, %v", n, err)
+	}
+	if n, err := c.Eval(ctx, unlock, []string{"j:journal", "j:lock"}, "tok").Int(); n != 1 || err != nil {
+		t.Fatalf("registered unlock = %d, %v", n, err)
+	}
+	for _, b := range h.backend {
+		if n := b.Client().DBSize(ctx).Val(); n != 0 {
+			t.Fatalf("backend %s holds %d keys: the journal key must never have been touched", b.Addr, n)
+		}
 	}
 }

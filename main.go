@@ -178,8 +178,13 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 	for i, u := range cfg.Users {
 		users[i] = proxy.User{Name: u.Name, Password: u.Password, Prefix: u.Prefix, Admin: u.Admin}
 	}
+	scripts := make([]proxy.Script, len(cfg.Scripts))
+	for i, sc := range cfg.Scripts {
+		scripts[i] = proxy.Script{SHA1: sc.SHA1, Meaning: sc.Meaning, Key: sc.Key, Owner: sc.Owner, TTL: sc.TTL}
+	}
 	a.server = proxy.New(engine,
 		proxy.WithUsers(users...),
+		proxy.WithScripts(scripts...),
 		proxy.WithRequirePass(cfg.RequirePass),
 		proxy.WithMaxClients(cfg.MaxClients),
 		proxy.WithMaxRequestSize(cfg.MaxRequestSize),

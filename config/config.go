@@ -70,6 +70,9 @@ type Config struct {
 	// starting with its prefix; admins may list and force-unlock locks.
 	// YAML only. Default none.
 	Users []User `yaml:"users"`
+	// Scripts registers lock scripts by SHA1 with their meaning and the
+	// KEYS/ARGV positions of key, owner and TTL. YAML only. Default none.
+	Scripts []Script `yaml:"scripts"`
 	// MaxClients caps client connections. Default 10000.
 	MaxClients int `yaml:"max_clients"`
 	// MaxRequestSize caps one request, in bytes. Default 1048576 (1 MiB).
@@ -99,6 +102,19 @@ type User struct {
 	Prefix string `yaml:"prefix"`
 	// Admin allows REDLOCK LOCKS and REDLOCK FORCEUNLOCK.
 	Admin bool `yaml:"admin"`
+}
+
+// Script is an operator-registered lock script.
+type Script struct {
+	SHA1 string `yaml:"sha1"`
+	// Meaning is release (answers 1/0), extend (1/0) or acquire (1/0).
+	Meaning string `yaml:"meaning"`
+	// Key is the 1-based KEYS index of the lock key; 0 means 1.
+	Key int `yaml:"key"`
+	// Owner is the 1-based ARGV index of the owner value; 0 means 1.
+	Owner int `yaml:"owner"`
+	// TTL is the 1-based ARGV index of the TTL in ms (extend, acquire); 0 means 2.
+	TTL int `yaml:"ttl"`
 }
 
 // Backend is one Redis master.

@@ -97,6 +97,8 @@ func TestValidateNamesField(t *testing.T) {
 		{func(c *Config) { c.MaxClients = 0 }, "max_clients"},
 		{func(c *Config) { c.MaxRequestSize = 10 }, "max_request_size"},
 		{func(c *Config) { c.ShutdownGrace = -1 }, "shutdown_grace"},
+		{func(c *Config) { c.Scripts = []Script{{SHA1: "xyz", Meaning: "release"}} }, "scripts[0]"},
+		{func(c *Config) { c.Scripts = []Script{{SHA1: strings.Repeat("a", 40), Meaning: "steal"}} }, "scripts[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {

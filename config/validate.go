@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
@@ -84,6 +85,18 @@ func (c Config) Validate() error {
 			bad(field, "user %q has no password", u.Name)
 		}
 		names[u.Name] = true
+	}
+	for i, sc := range c.Scripts {
+		field := fmt.Sprintf("scripts[%d]", i)
+		if _, err := hex.DecodeString(sc.SHA1); err != nil || len(sc.SHA1) != 40 {
+			bad(field, "sha1 %q is not 40 hex digits", sc.SHA1)
+		}
+		if sc.Meaning != "release" && sc.Meaning != "extend" && sc.Meaning != "acquire" {
+			bad(field, "meaning %q: want release, extend or acquire", sc.Meaning)
+		}
+		if sc.Key < 0 || sc.Owner < 0 || sc.TTL < 0 {
+			bad(field, "positions are 1-based (0 for the default)")
+		}
 	}
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		bad("tls_cert", "tls_cert and tls_key go together")

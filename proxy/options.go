@@ -17,6 +17,7 @@ type options struct {
 	allowForceRelease bool
 	metrics           *Metrics
 	users             []User
+	scripts           []Script
 	logger            *slog.Logger
 }
 
@@ -60,3 +61,8 @@ func WithMetrics(m *Metrics) Option { return func(o *options) { o.metrics = m } 
 // WithUsers adds named users (AUTH name password), each limited to its key
 // prefix. With users and no requirepass, the default user is off. Default none.
 func WithUsers(users ...User) Option { return func(o *options) { o.users = append(o.users, users...) } }
+
+// WithScripts registers lock scripts by SHA1 (see Script). Default none.
+func WithScripts(scripts ...Script) Option {
+	return func(o *options) { o.scripts = append(o.scripts, scripts...) }
+}

@@ -33,8 +33,8 @@ func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
 }
 
 func unknownScript(sha string) error {
-	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises "+
-		"(the canonical compare-and-delete and compare-and-PEXPIRE); this script was not forwarded", sha))
+	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises and never forwards "+
+		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
 }
 
 // runScript splits numkeys key... arg... as Redis does and runs the meaning.
@@ -52,6 +52,12 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		return
 	}
 	keys, argv := rest[1:1+numKeys], rest[1+numKeys:]
+	if g, ok := s.scripts.custom[strings.ToLower(sha)]; ok {
+		if keys, argv, ok = g.remap(keys, argv); !ok {
+			c.writeErr(scriptArgs(sha, kind, fmt.Sprintf("KEYS[%d] and ARGV[%d] (and ARGV[%d]) as registered", g.key, g.owner, g.ttl)))
+			return
+		}
+	}
 	if dbFirst[strings.ToLower(sha)] {
 		if len(argv) < 1 || string(argv[0]) != "0" {
 			c.writeErr(errDBIndex)
@@ -98,6 +104,17 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		s.obtain(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
+	case scriptAcquire:
+		if len(keys) < 1 || len(argv) < 2 {
+			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
+			return
+		}
+		ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
+		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+			c.writeErr(errInvalidExpire("set"))
+			return
+		}
+		s.acquireOne(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
 	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
@@ -263,5 +280,24 @@ func (s *Server) ownerPTTL(c *request, key, value string) {
 		c.wr.WriteInt(-1)
 	default:
 		c.wr.WriteInt64(e.TTL.Milliseconds())
+	}
+}
+
+// acquireOne is a registered acquire script: 1 when acquired, 0 when taken.
+func (s *Server) acquireOne(c *request, key, value string, ttl time.Duration) {
+	if err := s.checkTTL(ttl); err != nil {
+		c.writeErr(err)
+		return
+	}
+	start := time.Now()
+	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
+	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrTaken):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
 	}
 }

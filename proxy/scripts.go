@@ -22,13 +22,15 @@ const (
 	scriptAcquireAll                            // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
 	scriptExtendAll                             // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
 	scriptReleaseAll                            // node-redlock: KEYS holding ARGV[1] deleted; how many
+	scriptAcquire                               // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
 )
 
 func (k scriptKind) String() string {
 	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)",
 		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire",
 		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl",
-		scriptAcquireAll: "acquire all keys", scriptExtendAll: "extend all keys", scriptReleaseAll: "release all keys"}[k]
+		scriptAcquireAll: "acquire all keys", scriptExtendAll: "extend all keys", scriptReleaseAll: "release all keys",
+		scriptAcquire: "acquire"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -133,6 +135,8 @@ var canonicalForms = func() map[string]scriptKind {
 // scriptRegistry resolves script texts and SHA1s to meanings. It is shared by
 // all connections, like Redis's script cache.
 type scriptRegistry struct {
+	custom map[string]registered // SHA1 -> operator-registered meaning; fixed after New
+
 	mu     sync.RWMutex
 	loaded map[string]scriptKind // SHA1 -> kind, for texts seen via EVAL / SCRIPT LOAD
 }
@@ -159,6 +163,9 @@ func (r *scriptRegistry) recognise(text string) (sha string, kind scriptKind, ok
 	if kind, ok = knownSHAs[sha]; ok {
 		return sha, kind, true
 	}
+	if g, ok := r.custom[sha]; ok {
+		return sha, g.kind, true
+	}
 	if kind, ok = canonicalForms[normalizeScript(text)]; !ok {
 		return sha, 0, false
 	}
@@ -176,6 +183,9 @@ func (r *scriptRegistry) bySHA(sha string) (scriptKind, bool) {
 	sha = strings.ToLower(sha)
 	if kind, ok := knownSHAs[sha]; ok {
 		return kind, true
+	}
+	if g, ok := r.custom[sha]; ok {
+		return g.kind, true
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()

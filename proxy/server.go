@@ -57,6 +57,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		s.metrics = NewMetrics()
 	}
 	s.metrics.server.Store(s)
+	s.scripts.register(o.scripts)
 	s.cmds = s.commandTable()
 	return s
 }
