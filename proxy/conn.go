@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +61,11 @@ func newClient(s *Server, nc net.Conn) *client {
 
 func (c *client) serve() {
 	defer func() {
+		// A bug outside a command handler costs this connection, not the
+		// proxy: handlers recover their own panics in dispatch.
+		if r := recover(); r != nil {
+			c.s.opts.logger.Error("connection panicked; closed it", "panic", r, "stack", string(debug.Stack()))
+		}
 		c.cancel()
 		_ = c.nc.Close()
 		c.s.forget(c)

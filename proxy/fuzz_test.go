@@ -21,7 +21,7 @@ type panicCounter struct{ n atomic.Int64 }
 
 func (p *panicCounter) Enabled(context.Context, slog.Level) bool { return true }
 func (p *panicCounter) Handle(_ context.Context, r slog.Record) error {
-	if r.Message == "command panicked" {
+	if r.Message == "command panicked" || r.Message == "connection panicked; closed it" {
 		p.n.Add(1)
 	}
 	return nil

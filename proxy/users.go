@@ -43,14 +43,23 @@ func (s *Server) authenticate(name string, pass []byte) (*User, error) {
 // authRequired: a password or named users are configured.
 func (o *options) authRequired() bool { return o.requirePass != "" || len(o.users) > 0 }
 
-// keysOf lists the keys a command touches, as Redis's key specs say.
+// keysOf lists the keys a command touches, as Redis's key specs say. It
+// takes any argument list, arity not yet checked: the pipeline scheduler
+// asks before dispatch does.
 func keysOf(cmd *command, args [][]byte) [][]byte {
 	switch cmd.name {
 	case "set", "get", "pttl", "ttl", "delex", "delifeq":
-		return args[1:2]
+		if len(args) >= 2 {
+			return args[1:2]
+		}
 	case "exists", "del", "unlink":
-		return args[1:]
+		if len(args) >= 2 {
+			return args[1:]
+		}
 	case "eval", "evalsha":
+		if len(args) < 3 {
+			return nil
+		}
 		if n, err := strconv.Atoi(string(args[2])); err == nil && n >= 0 && n <= len(args)-3 {
 			return args[3 : 3+n]
 		}
