@@ -25,6 +25,7 @@ type Engine struct {
 	stopHealth chan struct{}
 	monitors   sync.WaitGroup
 	hadQuorum  atomic.Bool
+	checkedAll atomic.Bool // every backend's first health check is done
 
 	rollbacks, rollbackFailures atomic.Int64
 }

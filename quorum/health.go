@@ -85,6 +85,8 @@ func (e *Engine) watchHealth() {
 		go e.monitor(i, &first)
 	}
 	first.Wait()
+	e.checkedAll.Store(true)
+	e.noteQuorum() // judged once every backend was checked, not after the first one
 }
 
 // monitor checks node i every health interval, and with backoff while it
@@ -96,11 +98,15 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 	for {
 		wasUp := h.snapshotUp()
 		e.check(i)
+		up := h.snapshotUp()
 		if first != nil {
+			if !up {
+				e.opts.logger.Warn("backend down at start", "node", n.Addr(), "err", h.lastErr())
+			}
 			first.Done()
 			first = nil
+			wasUp = up // the first check sets the state; it does not change it
 		}
-		up := h.snapshotUp()
 		switch {
 		case up:
 			backoff = e.opts.healthInterval
@@ -112,7 +118,7 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 		if up != wasUp {
 			e.opts.logger.Warn("backend state changed", "node", n.Addr(), "up", up, "err", h.lastErr())
 		}
-		e.noteQuorum()
+		e.noteQuorum() // also catches a quarantine ending
 		timer := time.NewTimer(backoff)
 		select {
 		case <-e.stopHealth:
@@ -156,8 +162,12 @@ func (h *health) lastErr() error {
 	return h.err
 }
 
-// noteQuorum logs when the usable backends fall below a quorum, or rise to one.
+// noteQuorum logs when the usable backends fall below a quorum, or rise to
+// one; it is silent until every backend was checked once.
 func (e *Engine) noteQuorum() {
+	if !e.checkedAll.Load() {
+		return
+	}
 	usable := 0
 	for _, st := range e.Status() {
 		if st.Up && st.Quarantined == 0 {
