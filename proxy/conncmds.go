@@ -249,14 +249,3 @@ func writeCommandInfo(c *request, cmd *command) {
 		c.wr.WriteArray(0)
 	}
 }
-
-// keySpec is a command's first and last key position (-1: all the rest).
-func keySpec(name string) (first, last int) {
-	switch name {
-	case "set", "get", "pttl", "ttl", "delex", "delifeq":
-		return 1, 1
-	case "exists", "del", "unlink":
-		return 1, -1
-	}
-	return 0, 0
-}

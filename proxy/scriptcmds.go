@@ -37,6 +37,17 @@ func unknownScript(sha string) error {
 		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
 }
 
+// parseMillis reads a script's TTL argument in ms; anything but a positive
+// integer that fits a time.Duration gets Redis's "invalid expire time in
+// '<cmd>' command", as the script's own SET or PEXPIRE would.
+func parseMillis(arg []byte, cmd string) (time.Duration, error) {
+	ms, err := strconv.ParseInt(string(arg), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+		return 0, errInvalidExpire(cmd)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
 // runScript splits numkeys key... arg... as Redis does and runs the meaning.
 func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byte) {
 	numKeys, err := strconv.Atoi(string(rest[0]))
@@ -52,13 +63,14 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		return
 	}
 	keys, argv := rest[1:1+numKeys], rest[1+numKeys:]
-	if g, ok := s.scripts.custom[strings.ToLower(sha)]; ok {
+	lsha := strings.ToLower(sha)
+	if g, ok := s.scripts.custom[lsha]; ok {
 		if keys, argv, ok = g.remap(keys, argv); !ok {
 			c.writeErr(scriptArgs(sha, kind, fmt.Sprintf("KEYS[%d] and ARGV[%d] (and ARGV[%d]) as registered", g.key, g.owner, g.ttl)))
 			return
 		}
 	}
-	if dbFirst[strings.ToLower(sha)] {
+	if dbFirst[lsha] {
 		if len(argv) < 1 || string(argv[0]) != "0" {
 			c.writeErr(errDBIndex)
 			return
@@ -79,12 +91,10 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		}
 		var ttl time.Duration
 		if kind != scriptReleaseAll {
-			ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
-			if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-				c.writeErr(errInvalidExpire("set"))
+			if ttl, err = parseMillis(argv[1], "set"); err != nil {
+				c.writeErr(err)
 				return
 			}
-			ttl = time.Duration(ms) * time.Millisecond
 		}
 		s.allKeys(c, kind, keys, string(argv[0]), ttl)
 	case scriptOwnerPTTL:
@@ -98,34 +108,33 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			c.writeErr(scriptArgs(sha, kind, "1 key and 3 arguments (value, token length, TTL in ms)"))
 			return
 		}
-		ms, err := strconv.ParseInt(string(argv[2]), 10, 64)
-		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			c.writeErr(errInvalidExpire("set"))
+		ttl, err := parseMillis(argv[2], "set")
+		if err != nil {
+			c.writeErr(err)
 			return
 		}
-		s.obtain(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
+		s.obtain(c, string(keys[0]), string(argv[0]), ttl)
 	case scriptAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
 			return
 		}
-		ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
-		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			c.writeErr(errInvalidExpire("set"))
+		ttl, err := parseMillis(argv[1], "set")
+		if err != nil {
+			c.writeErr(err)
 			return
 		}
-		s.acquireOne(c, string(keys[0]), string(argv[0]), time.Duration(ms)*time.Millisecond)
+		s.acquireOne(c, string(keys[0]), string(argv[0]), ttl)
 	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
 			return
 		}
-		ms, err := strconv.ParseInt(string(argv[1]), 10, 64)
-		if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
-			c.writeErr(errInvalidExpire("pexpire"))
+		ttl, err := parseMillis(argv[1], "pexpire")
+		if err != nil {
+			c.writeErr(err)
 			return
 		}
-		ttl := time.Duration(ms) * time.Millisecond
 		switch {
 		case kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0"):
 			s.extendBy(c, string(keys[0]), string(argv[0]), ttl)

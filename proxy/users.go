@@ -3,7 +3,6 @@ package proxy
 import (
 	"bytes"
 	"crypto/subtle"
-	"strconv"
 )
 
 // User is a named client identity limited to keys under Prefix ("" for
@@ -42,34 +41,6 @@ func (s *Server) authenticate(name string, pass []byte) (*User, error) {
 
 // authRequired: a password or named users are configured.
 func (o *options) authRequired() bool { return o.requirePass != "" || len(o.users) > 0 }
-
-// keysOf lists the keys a command touches, as Redis's key specs say. It
-// takes any argument list, arity not yet checked: the pipeline scheduler
-// asks before dispatch does.
-func keysOf(cmd *command, args [][]byte) [][]byte {
-	switch cmd.name {
-	case "set", "get", "pttl", "ttl", "delex", "delifeq":
-		if len(args) >= 2 {
-			return args[1:2]
-		}
-	case "exists", "del", "unlink":
-		if len(args) >= 2 {
-			return args[1:]
-		}
-	case "eval", "evalsha":
-		if len(args) < 3 {
-			return nil
-		}
-		if n, err := strconv.Atoi(string(args[2])); err == nil && n >= 0 && n <= len(args)-3 {
-			return args[3 : 3+n]
-		}
-	case "redlock":
-		if len(args) >= 3 && equalFold(args[1], "forceunlock") {
-			return args[2:3]
-		}
-	}
-	return nil
-}
 
 // allowed: every key the command touches lies under the user's prefix.
 func (c *client) allowed(cmd *command, args [][]byte) bool {

@@ -30,6 +30,7 @@ test("node-redis 4: CLIENT SETINFO handshake, then a lock cycle", async () => {
   const c = createClient4({ socket: { host, port } });
   await c.connect();
   try {
+    assert.match(await c.sendCommand(["CLIENT", "INFO"]), /lib-name=node-redis/);
     assert.equal(await c.set("r4:a", "tok", { NX: true, PX: 5000 }), "OK");
     assert.equal(await c.set("r4:a", "other", { NX: true, PX: 5000 }), null);
     assert.equal(await c.eval(UNLOCK, { keys: ["r4:a"], arguments: ["tok"] }), 1);
@@ -43,7 +44,7 @@ test("node-redis 5 with RESP3: HELLO 3 handshake, then a lock cycle", async () =
   const c = createClient5({ socket: { host, port }, RESP: 3 });
   await c.connect();
   try {
-    assert.match(await c.sendCommand(["CLIENT", "INFO"]), /resp=3/);
+    assert.match(await c.sendCommand(["CLIENT", "INFO"]), /resp=3 lib-name=node-redis/);
     assert.equal(await c.sendCommand(["SET", "r5:a", "tok", "NX", "PX", "5000"]), "OK");
     assert.equal(await c.sendCommand(["SET", "r5:a", "other", "NX", "PX", "5000"]), null);
     assert.equal(await c.sendCommand(["EVAL", UNLOCK, "1", "r5:a", "tok"]), 1);
