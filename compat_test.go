@@ -179,8 +179,9 @@ func TestNodeClients(t *testing.T) {
 		t.Fatal("compat/node has no node_modules: run (cd compat/node && npm ci); .ci/run does this")
 	}
 	h := newHarness(t, 5, nil)
+	_, second := h.serve() // another replica on the same backends, for wake-ups
 	cmd := exec.Command("node", "--test", "compat/node/")
-	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.addr)
+	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.addr, "REDLOCK_ADDR2="+second)
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {

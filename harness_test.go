@@ -22,7 +22,7 @@ type harness struct {
 	backend []*redistest.Server
 	app     *app
 	addr    string
-	served  chan error
+	cfg     config.Config
 }
 
 // newHarness starts n redis-servers (none: embedded backends) and the proxy;
@@ -48,23 +48,32 @@ func newHarness(t *testing.T, n int, mutate func(*config.Config)) *harness {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	a, err := start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h.cfg = cfg
+	h.app, h.addr = h.serve()
+	return h
+}
+
+// serve starts a proxy replica with the harness's configuration (the same
+// backends) and returns it and its address; it stops at the test's end.
+func (h *harness) serve() (*app, string) {
+	t := h.t
+	a, err := start(h.cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, err := listen(cfg)
+	ln, err := listen(h.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.app, h.addr, h.served = a, ln.Addr().String(), make(chan error, 1)
-	go func() { h.served <- a.server.Serve(ln) }()
+	served := make(chan error, 1)
+	go func() { served <- a.server.Serve(ln) }()
 	t.Cleanup(func() {
 		a.close()
-		if err := <-h.served; !errors.Is(err, proxy.ErrServerClosed) {
+		if err := <-served; !errors.Is(err, proxy.ErrServerClosed) {
 			t.Errorf("Serve returned %v", err)
 		}
 	})
-	return h
+	return a, ln.Addr().String()
 }
 
 // client is a go-redis client to the proxy that never retries, so every

@@ -21,6 +21,7 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/proxy"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
+	"github.com/redlock-proxy/redlock-proxy/wake"
 )
 
 func main() {
@@ -103,6 +104,7 @@ func newLogger(format string, out io.Writer) *slog.Logger {
 // and the HTTP listener when configured.
 type app struct {
 	engine   *quorum.Engine
+	bus      *wake.Bus
 	server   *proxy.Server
 	metrics  *proxy.Metrics
 	http     net.Listener
@@ -134,6 +136,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	nodes := make([]quorum.Node, len(backends))
+	pubsub := make([]*redis.Client, len(backends))
 	for i, b := range backends {
 		opt := &redis.Options{
 			Network:  b.Network(),
@@ -147,6 +150,9 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 			opt.TLSConfig = backendTLS.Clone()
 		}
 		nodes[i] = quorum.NewRedisNode(opt)
+		ps := *opt
+		ps.PoolSize, ps.DialTimeout = 4, cfg.NodeTimeout
+		pubsub[i] = redis.NewClient(&ps)
 	}
 	a.metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
@@ -166,6 +172,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
 	a.engine = engine
+	a.bus = wake.New(pubsub, cfg.NodeTimeout, logger)
 	if quarantine {
 		for _, st := range engine.Status() {
 			if st.Quarantined != 0 {
@@ -192,6 +199,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		proxy.WithDefaultTTL(cfg.DefaultTTL),
 		proxy.WithForceRelease(cfg.AllowForceRelease),
 		proxy.WithMetrics(a.metrics),
+		proxy.WithBus(a.bus),
 		proxy.WithLogger(logger),
 	)
 	if cfg.HTTPListen != "" {
@@ -208,6 +216,7 @@ func (a *app) close() {
 		_ = a.http.Close()
 	}
 	_ = a.server.Close()
+	a.bus.Close()
 	_ = a.engine.Close()
 	a.embedded.close()
 }

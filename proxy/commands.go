@@ -48,6 +48,14 @@ func (s *Server) commandTable() map[string]*command {
 	add("delifeq", 3, flagLock, s.cmdDelIfEq)
 	add("del", -2, flagLock, s.cmdDel)
 	add("unlink", -2, flagLock, s.cmdDel)
+	add("hexists", 3, flagRead, s.cmdHExists)
+	add("hget", 3, flagRead, s.cmdHGet)
+	// Lock wake-ups.
+	add("subscribe", -2, 0, s.cmdSubscribe)
+	add("psubscribe", -2, 0, s.cmdSubscribe)
+	add("unsubscribe", -1, 0, s.cmdUnsubscribe)
+	add("punsubscribe", -1, 0, s.cmdUnsubscribe)
+	add("publish", 3, 0, s.cmdPublish)
 	// Connection and server.
 	add("ping", -1, 0, cmdPing)
 	add("echo", 2, 0, cmdEcho)
@@ -82,6 +90,9 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		return
 	case !c.allowed(cmd, args):
 		c.wr.WriteError(string(errNoPerm))
+		return
+	case c.proto == 2 && c.subCount() > 0 && !subscribedOnly[cmd.name]:
+		c.wr.WriteError(errSubscribed(cmd.name))
 		return
 	}
 	c.lastCmd.Store(cmd)

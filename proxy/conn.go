@@ -35,6 +35,11 @@ type client struct {
 	libName, libVer string
 	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
 	quit            bool
+	subs            subscriptions
+
+	// pushMu is held while a batch runs and is answered, and while pushed
+	// messages are written between batches.
+	pushMu sync.Mutex
 
 	mu     sync.Mutex // guards busy and closed against Shutdown
 	busy   bool
@@ -68,6 +73,7 @@ func (c *client) serve() {
 		}
 		c.cancel()
 		_ = c.nc.Close()
+		c.unsubscribeAll()
 		c.s.forget(c)
 	}()
 	for {
@@ -83,8 +89,10 @@ func (c *client) serve() {
 		if !c.begin() {
 			return
 		}
+		c.pushMu.Lock()
 		c.run(cmds)
 		err = c.wr.Flush()
+		c.pushMu.Unlock()
 		if !c.end() || err != nil || c.quit {
 			return
 		}

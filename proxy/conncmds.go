@@ -10,6 +10,16 @@ import (
 const version = "7.0.15"
 
 func cmdPing(c *request, args [][]byte) {
+	if c.proto == 2 && c.subCount() > 0 { // RESP2 while subscribed: a pong push
+		c.wr.WriteArray(2)
+		c.wr.WriteBulkString("pong")
+		if len(args) > 1 {
+			c.wr.WriteBulk(args[1])
+		} else {
+			c.wr.WriteBulkString("")
+		}
+		return
+	}
 	switch len(args) {
 	case 1:
 		c.wr.WriteString("PONG")

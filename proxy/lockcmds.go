@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,6 +20,10 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	}
 	if req.HasIfEq && !req.Get {
 		s.setIfEq(c, req)
+		return
+	}
+	if req.XX && !req.Get {
+		s.setXX(c, req)
 		return
 	}
 	if !req.NX || req.XX || req.Get {
@@ -63,17 +68,41 @@ func (s *Server) checkTTL(ttl time.Duration) error {
 	return nil
 }
 
+// fencingCounters are keys read as per-node counters (Engine.ReadCounter):
+// Redisson's RFencedLock reads its token so.
+const fencingCounters = "redisson_lock_token:"
+
 func (s *Server) cmdGet(c *request, args [][]byte) {
+	if strings.HasPrefix(string(args[1]), fencingCounters) {
+		s.getCounter(c, string(args[1]))
+		return
+	}
 	start := time.Now()
 	e, err := s.engine.Get(c.ctx, string(args[1]))
 	s.metrics.observe(kindRead, start, err, 0)
 	switch {
 	case err != nil:
 		c.writeErr(err)
+	case e.Found && e.Type != quorum.TypeString:
+		c.wr.WriteError("WRONGTYPE Operation against a key holding the wrong kind of value")
 	case e.Found:
 		c.wr.WriteBulkString(e.Value)
 	default:
 		c.writeNull()
+	}
+}
+
+func (s *Server) getCounter(c *request, key string) {
+	start := time.Now()
+	n, err := s.engine.ReadCounter(c.ctx, key)
+	s.metrics.observe(kindRead, start, err, 0)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case n == 0:
+		c.writeNull()
+	default:
+		c.wr.WriteBulkString(strconv.FormatInt(n, 10))
 	}
 }
 
@@ -130,10 +159,14 @@ func (s *Server) cmdExists(c *request, args [][]byte) {
 	c.wr.WriteInt(n)
 }
 
+func errForceRelease(what string) error {
+	return respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", what))
+}
+
 // cmdDel force-releases: the key goes on every backend whoever holds it.
 func (s *Server) cmdDel(c *request, args [][]byte) {
 	if !s.opts.allowForceRelease {
-		c.writeErr(respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", strings.ToUpper(string(args[0])))))
+		c.writeErr(errForceRelease(strings.ToUpper(string(args[0]))))
 		return
 	}
 	n := 0
@@ -184,16 +217,46 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 	}
 }
 
+// setXX: SET key value XX PX ms overwrites a lock whoever holds it, as
+// ShedLock does to keep its lock until lockAtLeastFor: OK, or nil when no
+// quorum had the key. It can take over another owner's lock, so it is a
+// force operation, refused with allow_force_release: false.
+func (s *Server) setXX(c *request, req setArgs) {
+	if !s.opts.allowForceRelease {
+		c.writeErr(errForceRelease("SET ... XX"))
+		return
+	}
+	if !req.HasTTL {
+		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))
+		return
+	}
+	if err := s.checkTTL(req.TTL); err != nil {
+		c.writeErr(err)
+		return
+	}
+	start := time.Now()
+	g, err := s.engine.Overwrite(c.ctx, req.Key, req.Value, req.TTL)
+	s.metrics.observe(kindExtend, start, err, g.Validity)
+	switch {
+	case err == nil:
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.writeNull()
+	default:
+		c.writeErr(err)
+	}
+}
+
 // cmdDelEx: DELEX key IFEQ value (Redis 8.4) releases the owner's lock: 1, or 0.
 func (s *Server) cmdDelEx(c *request, args [][]byte) {
 	if len(args) != 4 || !equalFold(args[2], "ifeq") {
 		c.writeErr(respError("ERR redlock-proxy takes DELEX only as DELEX key IFEQ value (a compare-and-delete release)"))
 		return
 	}
-	s.release(c, string(args[1]), string(args[3]), false)
+	s.release(c, string(args[1]), string(args[3]), falseZero)
 }
 
 // cmdDelIfEq: DELIFEQ key value (Valkey 9) releases the owner's lock: 1, or 0.
 func (s *Server) cmdDelIfEq(c *request, args [][]byte) {
-	s.release(c, string(args[1]), string(args[2]), false)
+	s.release(c, string(args[1]), string(args[2]), falseZero)
 }

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/wake"
 	"log/slog"
 	"time"
 )
@@ -19,6 +20,7 @@ type options struct {
 	users             []User
 	scripts           []Script
 	logger            *slog.Logger
+	bus               *wake.Bus
 }
 
 func defaultOptions() options {
@@ -50,6 +52,10 @@ func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.defaul
 
 // WithForceRelease lets DEL/UNLINK delete locks whoever holds them. Default true.
 func WithForceRelease(allow bool) Option { return func(o *options) { o.allowForceRelease = allow } }
+
+// WithBus sets the bus that carries PUBLISH / SUBSCRIBE and lock wake-ups
+// between replicas. Default: one that reaches this replica's clients only.
+func WithBus(b *wake.Bus) Option { return func(o *options) { o.bus = b } }
 
 // WithLogger sets the logger. Default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }

@@ -83,7 +83,11 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			c.writeErr(scriptArgs(sha, kind, "1 key and 1 argument (the owner value)"))
 			return
 		}
-		s.release(c, string(keys[0]), string(argv[0]), kind == scriptReleaseMissing)
+		no := falseZero
+		if kind == scriptReleaseMissing {
+			no = falseMissing
+		}
+		s.release(c, string(keys[0]), string(argv[0]), no)
 	case scriptAcquireAll, scriptExtendAll, scriptReleaseAll:
 		if len(keys) < 1 || len(argv) < 1 || kind != scriptReleaseAll && len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "keys and the owner value (and the TTL in ms)"))
@@ -113,7 +117,7 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			c.writeErr(err)
 			return
 		}
-		s.obtain(c, string(keys[0]), string(argv[0]), ttl)
+		s.obtain(c, string(keys[0]), string(argv[0]), ttl, false)
 	case scriptAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
@@ -125,6 +129,11 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 			return
 		}
 		s.acquireOne(c, string(keys[0]), string(argv[0]), ttl)
+	case scriptHashAcquire, scriptFencedAcquire, scriptFencedTryAcquire, scriptHashRelease, scriptHashExtend,
+		scriptHashExtendAll, scriptForceUnlock:
+		s.redissonScript(c, sha, kind, keys, argv)
+	case scriptSpringObtain, scriptSpringRelease, scriptSpringReleaseNotify, scriptSpringRenew:
+		s.springScript(c, sha, kind, keys, argv)
 	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {
 			c.writeErr(scriptArgs(sha, kind, "1 key and 2 arguments (the owner value and the TTL in ms)"))
@@ -139,7 +148,7 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 		case kind == scriptExtendPy && (len(argv) < 3 || string(argv[2]) == "0"):
 			s.extendBy(c, string(keys[0]), string(argv[0]), ttl)
 		default:
-			s.extend(c, string(keys[0]), string(argv[0]), ttl, kind == scriptExtendOrAcquire)
+			s.extend(c, string(keys[0]), string(argv[0]), ttl, kind == scriptExtendOrAcquire, falseZero)
 		}
 	}
 }
@@ -154,7 +163,7 @@ func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
 	case !e.Found || e.Value != value || e.TTL < 0:
 		c.wr.WriteInt(0)
 	default:
-		s.extend(c, key, value, e.TTL+add, false)
+		s.extend(c, key, value, e.TTL+add, false, falseZero)
 	}
 }
 
@@ -162,34 +171,54 @@ func scriptArgs(sha string, kind scriptKind, want string) error {
 	return respError(fmt.Sprintf("ERR script %s (%s) needs %s", sha, kind, want))
 }
 
-// release answers 1 when a quorum deleted the owner's value, 0 when the
-// caller did not hold it on a majority. With missing, a key that no value
-// holds on a quorum answers -1 instead (redsync's "already expired").
-func (s *Server) release(c *request, key, value string, missing bool) {
+// falseReply is how a script says "no": 0, Lua false (a nil reply), or
+// redsync's -1 for a key nobody holds.
+type falseReply uint8
+
+const (
+	falseZero falseReply = iota
+	falseNil
+	falseMissing // 0, or -1 when no value holds the key on a quorum
+)
+
+// writeFalse writes a script's "no".
+func (c *request) writeFalse(f falseReply) {
+	if f == falseNil {
+		c.writeNull()
+		return
+	}
+	c.wr.WriteInt(0)
+}
+
+// release answers 1 when a quorum deleted the owner's value, "no" when the
+// caller did not hold it on a majority; it reports whether it released.
+func (s *Server) release(c *request, key, value string, no falseReply) (released bool) {
 	start := time.Now()
 	err := s.engine.Release(c.ctx, key, value)
 	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrNotHeld) && missing:
+		return true
+	case errors.Is(err, quorum.ErrNotHeld) && no == falseMissing:
 		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && !e.Found {
 			c.wr.WriteInt(-1)
-			return
+			return false
 		}
 		c.wr.WriteInt(0)
 	case errors.Is(err, quorum.ErrNotHeld):
-		c.wr.WriteInt(0)
+		c.writeFalse(no)
 	default:
 		c.writeErr(err)
 	}
+	return false
 }
 
 // extend answers 1 when a quorum took the new TTL, 0 when the caller did
 // not hold the lock on a majority. With orAcquire (redsync's touch with
 // SetNX), a lock nobody holds is taken again instead: 1 either way, 0 when
 // another owner has it.
-func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool) {
+func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) {
 	if err := s.checkTTL(ttl); err != nil {
 		c.writeErr(err)
 		return
@@ -206,7 +235,7 @@ func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcqu
 	case err == nil:
 		c.wr.WriteInt(1)
 	case errors.Is(err, quorum.ErrNotHeld), errors.Is(err, quorum.ErrTaken):
-		c.wr.WriteInt(0)
+		c.writeFalse(no)
 	default:
 		c.writeErr(err)
 	}
@@ -248,8 +277,8 @@ func unknownSubcommand(sub []byte, cmd string) error {
 
 // obtain is bsm/redislock's obtain: +OK when acquired, or when the caller
 // already holds the lock with this very value (its TTL is then renewed);
-// nil when another owner has it.
-func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
+// nil when another owner has it. With integer (Spring's obtain), yes is 1.
+func (s *Server) obtain(c *request, key, value string, ttl time.Duration, integer bool) {
 	if err := s.checkTTL(ttl); err != nil {
 		c.writeErr(err)
 		return
@@ -265,6 +294,8 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
 		}
 	}
 	switch {
+	case err == nil && integer:
+		c.wr.WriteInt(1)
 	case err == nil:
 		c.wr.WriteString("OK")
 	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):

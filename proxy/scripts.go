@@ -12,17 +12,28 @@ import (
 type scriptKind uint8
 
 const (
-	scriptRelease         scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
-	scriptExtend                                // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
-	scriptExtendPy                              // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
-	scriptReleaseMissing                        // redsync: as scriptRelease, but -1 when the key is missing
-	scriptExtendOrAcquire                       // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
-	scriptObtain                                // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
-	scriptOwnerPTTL                             // bsm/redislock: the owner\'s PTTL in ms, else -3
-	scriptAcquireAll                            // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
-	scriptExtendAll                             // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
-	scriptReleaseAll                            // node-redlock: KEYS holding ARGV[1] deleted; how many
-	scriptAcquire                               // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptRelease             scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
+	scriptExtend                                    // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
+	scriptExtendPy                                  // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
+	scriptReleaseMissing                            // redsync: as scriptRelease, but -1 when the key is missing
+	scriptExtendOrAcquire                           // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
+	scriptObtain                                    // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
+	scriptOwnerPTTL                                 // bsm/redislock: the owner\'s PTTL in ms, else -3
+	scriptAcquireAll                                // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
+	scriptExtendAll                                 // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
+	scriptReleaseAll                                // node-redlock: KEYS holding ARGV[1] deleted; how many
+	scriptAcquire                                   // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptHashAcquire                               // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
+	scriptFencedAcquire                             // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
+	scriptFencedTryAcquire                          // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
+	scriptHashRelease                               // Redisson unlock: KEYS[1] lock, KEYS[2] channel (KEYS[3] latch); ARGV[1] message, [2] lease, [3] owner; 1, 0 or nil
+	scriptHashExtend                                // Redisson renewal: KEYS[1], ARGV[1] lease ms, ARGV[2] owner; 1/0
+	scriptHashExtendAll                             // Redisson batched renewal: KEYS[i] for owner ARGV[i+1], ARGV[1] lease ms; array of 1/0
+	scriptForceUnlock                               // Redisson forceUnlock: KEYS[1] deleted, ARGV[1] published on KEYS[2]; 1/0
+	scriptSpringObtain                              // Spring: KEYS[1] for ARGV[1], ARGV[2] ms, re-obtaining one's own; true (1) or false (nil)
+	scriptSpringRelease                             // Spring: compare-and-UNLINK; true/false
+	scriptSpringReleaseNotify                       // Spring with pub/sub: as scriptSpringRelease, then KEYS[1] published on ARGV[2]
+	scriptSpringRenew                               // Spring: compare-and-PEXPIRE, ARGV[2] ms; true/false
 )
 
 func (k scriptKind) String() string {
@@ -30,7 +41,11 @@ func (k scriptKind) String() string {
 		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire",
 		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl",
 		scriptAcquireAll: "acquire all keys", scriptExtendAll: "extend all keys", scriptReleaseAll: "release all keys",
-		scriptAcquire: "acquire"}[k]
+		scriptAcquire: "acquire", scriptHashAcquire: "reentrant acquire", scriptFencedAcquire: "fenced acquire",
+		scriptFencedTryAcquire: "fenced try-acquire", scriptHashRelease: "reentrant release", scriptHashExtend: "reentrant extend",
+		scriptHashExtendAll: "reentrant extend of many keys", scriptForceUnlock: "force unlock",
+		scriptSpringObtain: "obtain (true/false)", scriptSpringRelease: "release (true/false)",
+		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -72,7 +87,47 @@ var (
 	sesamecareExtend string // 820e9778...
 	//go:embed clientscripts/sesamecare_release.lua
 	sesamecareRelease string // df51f683...
+
+	// Redisson's texts are its Java string literals joined, as it sends them.
+	//go:embed clientscripts/redisson_lock.lua
+	redissonLock string // 149c5a8b... (3.19+)
+	//go:embed clientscripts/redisson_lock_3.12.lua
+	redissonLock312 string // dad0f8d6... (3.12.3-3.18)
+	//go:embed clientscripts/redisson_lock_3.10.lua
+	redissonLock310 string // 9401052d... (3.10.0-3.10.5)
+	//go:embed clientscripts/redisson_unlock.lua
+	redissonUnlock string // 68664592... (3.24+)
+	//go:embed clientscripts/redisson_unlock_3.10.6.lua
+	redissonUnlock3106 string // 3ffe249c... (3.10.6-3.21)
+	//go:embed clientscripts/redisson_unlock_3.10.lua
+	redissonUnlock310 string // 93cfc048... (3.10.0-3.10.5)
+	//go:embed clientscripts/redisson_renew.lua
+	redissonRenew string // 8e19a1dd... (up to 3.43)
+	//go:embed clientscripts/redisson_renew_batch.lua
+	redissonRenewBatch string // 6a3d3157... (3.44+)
+	//go:embed clientscripts/redisson_forceunlock.lua
+	redissonForceUnlock string // 605e3382... (3.22+)
+	//go:embed clientscripts/redisson_forceunlock_3.10.6.lua
+	redissonForceUnlockOld string // 7e9c80b3... (3.10.6-3.21)
+	//go:embed clientscripts/redisson_fenced_lock.lua
+	redissonFencedLock string // 46b5551b...
 )
+
+// Scripts known by SHA1 only (CLIENTS.md): their exact texts were not
+// available to compare byte for byte, so an EVAL of them is recognised only
+// if it hashes the same; EVALSHA works on a fresh replica either way.
+const redissonUnlock322SHA = "778cea8aada230ae060b432fc333adaec85f2f4c" // Redisson unlock 3.22-3.23: latch ms in ARGV[4]
+
+var knownSHAsOnly = map[string]scriptKind{
+	redissonUnlock322SHA:                       scriptHashRelease,
+	"49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45": scriptFencedTryAcquire,    // Redisson RFencedLock tryLock
+	"175897a4e379e99e79a54937be09226f76cdcfe5": scriptSpringObtain,        // Spring RedisLockRegistry 6.2+
+	"6d2bc6d16248df19e144841297222544e3c7800a": scriptSpringObtain,        // Spring RedisLockRegistry up to 6.1
+	"f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2": scriptSpringRelease,       // Spring 6.2+ spin lock unlock
+	"7a71e9443a2a41539fb115a5a27d5a748a871aed": scriptSpringReleaseNotify, // Spring pub/sub lock unlock
+	"879e0f7b8d83c3266d4e996627438c05dbda0b89": scriptSpringRenew,         // Spring 6.4+ renew
+	"67256370c2d1c87e2250898075542b1a7fa5b917": scriptExtend,              // ShedLock update (compare-and-PEXPIRE)
+}
 
 // dbFirst lists scripts whose ARGV[1] is a database index they SELECT
 // (@sesamecare-oss/redlock); their other arguments follow it.
@@ -86,24 +141,35 @@ var dbFirst = map[string]bool{
 // Their SHA1s are known before any client loads them, so EVALSHA works on a
 // fresh replica without a NOSCRIPT round trip.
 var knownTexts = map[string]scriptKind{
-	redisPyRelease:      scriptRelease,
-	redisPyExtend:       scriptExtendPy,
-	redisPyReacquire:    scriptExtend,
-	redsyncDelete:       scriptReleaseMissing,
-	redsyncTouch:        scriptExtend,
-	redsyncTouchSetNX:   scriptExtendOrAcquire,
-	bsmObtain:           scriptObtain,
-	bsmRefresh:          scriptExtend,
-	bsmPTTL:             scriptOwnerPTTL,
-	nodeRedlockAcquire:  scriptAcquireAll,
-	nodeRedlockExtend:   scriptExtendAll,
-	nodeRedlockRelease:  scriptReleaseAll,
-	nodeRedlock4Acquire: scriptAcquireAll,
-	nodeRedlock4Extend:  scriptExtendAll,
-	nodeRedlock4Release: scriptReleaseAll,
-	sesamecareAcquire:   scriptAcquireAll,
-	sesamecareExtend:    scriptExtendAll,
-	sesamecareRelease:   scriptReleaseAll,
+	redisPyRelease:         scriptRelease,
+	redisPyExtend:          scriptExtendPy,
+	redisPyReacquire:       scriptExtend,
+	redsyncDelete:          scriptReleaseMissing,
+	redsyncTouch:           scriptExtend,
+	redsyncTouchSetNX:      scriptExtendOrAcquire,
+	bsmObtain:              scriptObtain,
+	bsmRefresh:             scriptExtend,
+	bsmPTTL:                scriptOwnerPTTL,
+	nodeRedlockAcquire:     scriptAcquireAll,
+	nodeRedlockExtend:      scriptExtendAll,
+	nodeRedlockRelease:     scriptReleaseAll,
+	nodeRedlock4Acquire:    scriptAcquireAll,
+	nodeRedlock4Extend:     scriptExtendAll,
+	nodeRedlock4Release:    scriptReleaseAll,
+	sesamecareAcquire:      scriptAcquireAll,
+	sesamecareExtend:       scriptExtendAll,
+	sesamecareRelease:      scriptReleaseAll,
+	redissonLock:           scriptHashAcquire,
+	redissonLock312:        scriptHashAcquire,
+	redissonLock310:        scriptHashAcquire,
+	redissonUnlock:         scriptHashRelease,
+	redissonUnlock3106:     scriptHashRelease,
+	redissonUnlock310:      scriptHashRelease,
+	redissonRenew:          scriptHashExtend,
+	redissonRenewBatch:     scriptHashExtendAll,
+	redissonForceUnlock:    scriptForceUnlock,
+	redissonForceUnlockOld: scriptForceUnlock,
+	redissonFencedLock:     scriptFencedAcquire,
 	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
 	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,
@@ -148,6 +214,9 @@ var knownSHAs = func() map[string]scriptKind {
 	m := map[string]scriptKind{}
 	for text, kind := range knownTexts {
 		m[sha1Hex(text)] = kind
+	}
+	for sha, kind := range knownSHAsOnly {
+		m[sha] = kind
 	}
 	return m
 }()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
+	"github.com/redlock-proxy/redlock-proxy/wake"
 )
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
@@ -27,6 +28,7 @@ type Server struct {
 	started time.Time
 	runID   string
 	metrics *Metrics
+	bus     *wake.Bus
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -52,6 +54,10 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		listeners: map[net.Listener]struct{}{},
 		clients:   map[*client]struct{}{},
 		metrics:   o.metrics,
+		bus:       o.bus,
+	}
+	if s.bus == nil {
+		s.bus = wake.New(nil, time.Second, o.logger)
 	}
 	if s.metrics == nil {
 		s.metrics = NewMetrics()

@@ -14,6 +14,9 @@ type Grant struct {
 	Validity time.Duration
 	// Votes is how many nodes agreed by the time of the decision.
 	Votes int
+	// Token is the fencing token of a fenced grant (AcquireHash with a token
+	// counter): larger than that of every grant before it.
+	Token int64
 }
 
 // Acquire sets key to value with ttl on a quorum of nodes (SET NX PX with the
@@ -26,7 +29,7 @@ type Grant struct {
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	r, err := e.startTimed(ctx, OpSetNX, key, value, ttl)
+	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -40,7 +43,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	// node's answer and tells "taken" from "sick" on all of them.
 	r.drain()
 	_, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
-	if rb := e.rollback(key, value, r.maybeWrote()); rb != nil {
+	if rb := e.rollback(Op{Kind: OpDelIfEq, Key: key, Value: value}, r.maybeWrote()); rb != nil {
 		if rerr.NodeErrs == nil {
 			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
 		}
@@ -49,18 +52,18 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	return Grant{}, rerr
 }
 
-// rollback compare-and-deletes value on the given nodes and waits for all of
-// them. It owes nothing to the caller's context: it completes even when the
+// rollback undoes an acquire on the given nodes with op (a compare-and-delete,
+// or giving up one hold of a hash lock) and waits for all of them. It owes nothing to the caller's context: it completes even when the
 // client that asked is gone. Nodes that answered "taken" are skipped: the
 // round wrote nothing there, and what is there may be this owner's earlier
 // lock. A failed rollback leaves a key that expires with its TTL; it is
 // reported and logged.
-func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
+func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 	if len(idx) == 0 {
 		return nil
 	}
 	e.rollbacks.Add(1)
-	t := e.start(idx, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout, false)
+	t := e.start(idx, op, e.opts.nodeTimeout, false)
 	t.drain()
 	var errs *multierror.Error
 	for j, v := range t.votes {
@@ -71,7 +74,7 @@ func (e *Engine) rollback(key, value string, idx []int) *multierror.Error {
 		e.rollbackFailures.Add(1)
 		attrs := []any{"node", addr, "err", t.errs[j]}
 		if e.opts.logValues {
-			attrs = append(attrs, "key", key, "value", value)
+			attrs = append(attrs, "key", op.Key, "value", op.Value)
 		}
 		e.opts.logger.Warn("rollback failed; the key expires with its TTL", attrs...)
 		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[j]))})

@@ -51,6 +51,15 @@ const (
 	OpPExpireIfEq                   // set Key's TTL if it holds Value; OK: done
 	OpRead                          // Key's value and TTL in one snapshot: Entry
 	OpDel                           // delete Key whatever it holds; OK: it existed
+	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL; OK: done
+
+	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
+	OpHashAcquire // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR. OK: held; N: holds, else PTTL
+	OpHashRelease // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
+	OpHashExtend  // set Key's TTL while Value holds it; OK: done
+	OpHashUnhold  // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
+	OpHashGet     // field Value of hash Key and the key's TTL: Entry
+	OpRaise       // raise counter Key to at least N; OK: done
 )
 
 // Op is one single-node operation.
@@ -59,12 +68,19 @@ type Op struct {
 	Key   string
 	Value string
 	TTL   time.Duration
+	// Aux is a second key some hash ops touch: an unlock latch kept for
+	// AuxTTL, or a fencing token counter.
+	Aux    string
+	AuxTTL time.Duration
+	N      int64
 }
 
 // Reply is one node's answer to an Op.
 type Reply struct {
 	OK    bool
-	Entry Entry // OpRead
+	Entry Entry // OpRead, OpHashGet
+	N     int64 // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result
+	Token int64 // OpHashAcquire with a token counter: the counter after INCR
 	Err   error
 }
 
@@ -74,7 +90,20 @@ type Entry struct {
 	Value string
 	// TTL is the remaining time to live; negative when the key has no expiry.
 	TTL time.Duration
+	// Type is the kind of key: a string, or a hash (a reentrant lock; Value
+	// is then its owner), or anything else.
+	Type KeyType
 }
+
+// KeyType is the Redis type of a key as reads report it.
+type KeyType uint8
+
+// The key types reads tell apart.
+const (
+	TypeString KeyType = iota
+	TypeHash
+	TypeOther
+)
 
 // ctxFor is the context a node call runs under: the deadline, nothing else.
 func ctxFor(deadline time.Time) (context.Context, context.CancelFunc) {

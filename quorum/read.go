@@ -13,7 +13,7 @@ import (
 // TTL is only a lower bound: use Read for the TTL. When too many nodes fail
 // to answer to tell, it returns a *RoundError with Reason ErrNoQuorum.
 func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
-	return e.read(ctx, key, true)
+	return e.read(ctx, Op{Kind: OpRead, Key: key}, true, false)
 }
 
 // Read is Get with a conservative remaining TTL: the Q-th largest TTL among
@@ -26,15 +26,26 @@ func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
 // window a client could have been given is over. A key without expiry reads
 // with a negative TTL.
 func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
-	return e.read(ctx, key, false)
+	return e.read(ctx, Op{Kind: OpRead, Key: key}, false, false)
 }
 
-func (e *Engine) read(ctx context.Context, key string, early bool) (Entry, error) {
+// entryID tells apart the entries a read counts as different answers.
+func entryID(v Entry, presence bool) string {
+	if presence {
+		return ""
+	}
+	return string(rune('0'+v.Type)) + v.Value
+}
+
+// read runs op (OpRead or OpHashGet) on every node and finds the entry a
+// quorum agrees on; early decides as soon as one has Q; presence counts
+// found entries as one whatever their values.
+func (e *Engine) read(ctx context.Context, op Op, early, presence bool) (Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
 	deadline := time.Now().Add(e.opts.nodeTimeout)
-	ch := e.send(nil, Op{Kind: OpRead, Key: key}, deadline)
+	ch := e.send(nil, op, deadline)
 	timer := time.NewTimer(e.opts.nodeTimeout)
 	defer timer.Stop()
 	var (
@@ -56,19 +67,23 @@ wait:
 			continue
 		}
 		answers = append(answers, a)
-		if v := a.reply.Entry; !v.Found {
+		v := a.reply.Entry
+		if !v.Found {
 			absent++
-		} else if counts[v.Value]++; early && counts[v.Value] >= e.quorum {
-			return e.majorityEntry(v.Value, answers), nil
+		} else {
+			id := entryID(v, presence)
+			if counts[id]++; early && counts[id] >= e.quorum {
+				return e.majorityEntry(id, presence, answers), nil
+			}
 		}
 		if absent > len(e.nodes)-e.quorum {
 			return Entry{}, nil // no value can reach Q any more
 		}
 	}
 	best := 0
-	for value, c := range counts {
+	for id, c := range counts {
 		if c >= e.quorum {
-			return e.majorityEntry(value, answers), nil
+			return e.majorityEntry(id, presence, answers), nil
 		}
 		best = max(best, c)
 	}
@@ -99,23 +114,25 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 	return &RoundError{Op: "read", Reason: ErrNoQuorum, Votes: len(answers), Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: merr}
 }
 
-// majorityEntry builds the answer for value from the nodes that hold it.
-func (e *Engine) majorityEntry(value string, answers []answer) Entry {
+// majorityEntry builds the answer for the entry id names from the nodes
+// that hold it.
+func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
+	var found Entry
 	for _, a := range answers {
-		if v := a.reply.Entry; v.Found && v.Value == value {
+		if v := a.reply.Entry; v.Found && entryID(v, presence) == id {
 			ttls = append(ttls, v.TTL)
+			found = v
 		}
 	}
 	slices.Sort(ttls)
 	slices.Reverse(ttls)
-	ttl := ttls[e.quorum-1]
-	if ttl < 0 {
-		return Entry{Found: true, Value: value, TTL: ttl}
+	found.TTL = ttls[e.quorum-1]
+	if found.TTL < 0 {
+		return found
 	}
-	ttl -= e.Drift(ttl)
-	if ttl <= 0 {
+	if found.TTL -= e.Drift(found.TTL); found.TTL <= 0 {
 		return Entry{}
 	}
-	return Entry{Found: true, Value: value, TTL: ttl}
+	return found
 }

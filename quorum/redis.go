@@ -20,10 +20,31 @@ var (
 	pexpireIfEqLua string
 	//go:embed scripts/getpttl.lua
 	getPTTLLua string
+	//go:embed scripts/hashacquire.lua
+	hashAcquireLua string
+	//go:embed scripts/hashrelease.lua
+	hashReleaseLua string
+	//go:embed scripts/hashextend.lua
+	hashExtendLua string
+	//go:embed scripts/hashunhold.lua
+	hashUnholdLua string
+	//go:embed scripts/hashget.lua
+	hashGetLua string
+	//go:embed scripts/raise.lua
+	raiseLua string
+	//go:embed scripts/setxx.lua
+	setXXLua string
 
 	delIfEqScript     = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript = redis.NewScript(pexpireIfEqLua)
 	getPTTLScript     = redis.NewScript(getPTTLLua)
+	hashAcquireScript = redis.NewScript(hashAcquireLua)
+	hashReleaseScript = redis.NewScript(hashReleaseLua)
+	hashExtendScript  = redis.NewScript(hashExtendLua)
+	hashUnholdScript  = redis.NewScript(hashUnholdLua)
+	hashGetScript     = redis.NewScript(hashGetLua)
+	raiseScript       = redis.NewScript(raiseLua)
+	setXXScript       = redis.NewScript(setXXLua)
 
 	errClosed = errors.New("node closed")
 )
@@ -298,11 +319,15 @@ func (n *RedisNode) pipeline(ctx context.Context, calls []call, eval bool) []red
 }
 
 func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cmder {
+	keys := []string{op.Key}
+	if op.Aux != "" {
+		keys = append(keys, op.Aux)
+	}
 	script := func(s *redis.Script, args ...any) redis.Cmder {
 		if eval {
-			return s.Eval(ctx, pipe, []string{op.Key}, args...)
+			return s.Eval(ctx, pipe, keys, args...)
 		}
-		return s.EvalSha(ctx, pipe, []string{op.Key}, args...)
+		return s.EvalSha(ctx, pipe, keys, args...)
 	}
 	switch op.Kind {
 	case OpSetNX:
@@ -316,6 +341,24 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cm
 		return script(getPTTLScript)
 	case OpDel:
 		return pipe.Del(ctx, op.Key)
+	case OpSetXX:
+		return script(setXXScript, op.Value, op.TTL.Milliseconds())
+	case OpHashAcquire:
+		return script(hashAcquireScript, op.Value, op.TTL.Milliseconds())
+	case OpHashRelease:
+		return script(hashReleaseScript, op.Value, op.TTL.Milliseconds(), op.AuxTTL.Milliseconds())
+	case OpHashExtend:
+		return script(hashExtendScript, op.Value, op.TTL.Milliseconds())
+	case OpHashUnhold:
+		all := "1"
+		if op.N == 0 {
+			all = "all"
+		}
+		return script(hashUnholdScript, op.Value, all)
+	case OpHashGet:
+		return script(hashGetScript, op.Value)
+	case OpRaise:
+		return script(raiseScript, op.N)
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
@@ -329,12 +372,17 @@ func replyOf(op Op, cmd redis.Cmder) Reply {
 			return Reply{}
 		}
 		return Reply{OK: err == nil, Err: err}
-	case OpRead:
+	case OpRead, OpHashGet:
 		if err != nil {
 			return Reply{Err: err}
 		}
 		e, err := entryOf(cmd.(*redis.Cmd).Val())
 		return Reply{OK: err == nil, Entry: e, Err: err}
+	case OpHashAcquire:
+		if err != nil {
+			return Reply{Err: err}
+		}
+		return hashAcquireReply(cmd.(*redis.Cmd).Val())
 	}
 	if err != nil {
 		return Reply{Err: err}
@@ -346,13 +394,27 @@ func replyOf(op Op, cmd redis.Cmder) Reply {
 	case *redis.IntCmd:
 		v = c.Val()
 	}
-	return Reply{OK: v == 1, Err: err}
+	return Reply{OK: v == 1, N: v, Err: err}
 }
 
-// entryOf reads the {value, pttl} reply of the read script.
+// hashAcquireReply reads the {granted, holds or pttl, token} reply of the hash acquire script.
+func hashAcquireReply(val any) Reply {
+	res, ok := val.([]any)
+	if ok && len(res) == 3 {
+		granted, ok1 := res[0].(int64)
+		n, ok2 := res[1].(int64)
+		token, ok3 := res[2].(int64)
+		if ok1 && ok2 && ok3 {
+			return Reply{OK: granted == 1, N: n, Token: token}
+		}
+	}
+	return Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
+}
+
+// entryOf reads the {value, pttl[, type]} reply of a read script.
 func entryOf(val any) (Entry, error) {
 	res, ok := val.([]any)
-	if !ok || len(res) != 2 {
+	if !ok || len(res) < 2 || len(res) > 3 {
 		return Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
@@ -360,5 +422,11 @@ func entryOf(val any) (Entry, error) {
 		return Entry{}, fmt.Errorf("unexpected PTTL in the read script's reply: %v", res[1])
 	}
 	value, found := res[0].(string)
-	return Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}, nil
+	e := Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}
+	if len(res) == 3 {
+		typ, _ := res[2].(int64)
+		e.Type = KeyType(typ)
+		e.Found = e.Found || e.Type == TypeHash && ttl != -2
+	}
+	return e, nil
 }

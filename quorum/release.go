@@ -31,7 +31,20 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 // only delays other owners until its TTL. Errors as for Release, plus
 // ErrValiditySpent.
 func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	r, err := e.startTimed(ctx, OpPExpireIfEq, key, value, ttl)
+	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value}, ttl)
+}
+
+// Overwrite sets key to value with ttl (padded) on every node where key is
+// a lock (a string with a TTL), whoever holds it: SET XX PX, by which
+// ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
+// without such a key fails with ErrNotHeld.
+func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value}, ttl)
+}
+
+// extend runs an extend round of op with Extend's rules.
+func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
+	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
 		return Grant{}, err
 	}

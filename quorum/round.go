@@ -35,24 +35,26 @@ type timedRound struct {
 	*tally
 	unlock  func()
 	ttl     time.Duration
+	start   time.Time
 	elapsed time.Duration
 }
 
-// startTimed waits for the (key, value) slot, sends op (a SetNX or
-// PExpireIfEq) with the padded TTL to every node and collects votes until
-// the round is decided.
-func (e *Engine) startTimed(ctx context.Context, kind OpKind, key, value string, ttl time.Duration) (*timedRound, error) {
+// startTimed waits for op's (key, value) slot, sends op (an acquire or
+// extend) with the padded TTL to every node and collects votes until the
+// round is decided.
+func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*timedRound, error) {
 	if err := e.checkTTL(ttl); err != nil {
 		return nil, err
 	}
-	unlock, err := e.keys.lock(ctx, key, value)
+	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
 	if err != nil {
 		return nil, err
 	}
 	start := time.Now()
-	t := e.start(nil, Op{Kind: kind, Key: key, Value: value, TTL: e.PaddedTTL(ttl)}, e.lockTimeout(ttl), true)
+	op.TTL = e.PaddedTTL(ttl)
+	t := e.start(nil, op, e.lockTimeout(ttl), true)
 	t.collect()
-	return &timedRound{tally: t, unlock: unlock, ttl: ttl, elapsed: time.Since(start)}, nil
+	return &timedRound{tally: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start)}, nil
 }
 
 // verdict grants the round if Q nodes agreed with more than the minimum

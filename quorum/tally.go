@@ -27,6 +27,7 @@ type tally struct {
 	ch               <-chan answer
 	votes            []vote
 	errs             []error
+	replies          []Reply // every answer that arrived, late ones too
 	quorum           int
 	nYes, nNo, nFail int
 	arrived          int
@@ -40,12 +41,13 @@ type tally struct {
 // newTally counts the answers arriving on ch. Late answers are awaited until
 // lastWait at most: a node must answer within its own deadline.
 func newTally(ch <-chan answer, n, quorum int, deadline time.Time, lastWait time.Duration) *tally {
-	return &tally{ch: ch, votes: make([]vote, n), errs: make([]error, n), quorum: quorum,
+	return &tally{ch: ch, votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n), quorum: quorum,
 		deadline: deadline, giveUp: deadline.Add(lastWait)}
 }
 
 func (t *tally) add(a answer) {
 	t.arrived++
+	t.replies[a.node] = a.reply
 	if t.votes[a.node] != pending {
 		return // too late to count
 	}

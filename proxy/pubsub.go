@@ -1,0 +1,188 @@
+package proxy
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/tidwall/redcon"
+)
+
+// maxPendingPushes is how many messages may wait for a slow subscriber
+// before its connection is closed (Redis's pubsub output buffer limit).
+const maxPendingPushes = 1024
+
+// push is one message on its way to a subscriber.
+type push struct{ pattern, channel, message string }
+
+// subscriptions is a connection's pub/sub state; channels and patterns are
+// touched only by the connection's goroutine.
+type subscriptions struct {
+	channels map[string]bool
+	patterns map[string]bool
+	pushes   chan push // nil until the first subscription
+}
+
+func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patterns) }
+
+// Deliver implements wake.Subscriber: queue, never block; a subscriber
+// that fell maxPendingPushes behind loses its connection.
+func (c *client) Deliver(pattern, channel, message string) {
+	select {
+	case c.subs.pushes <- push{pattern, channel, message}:
+	default:
+		c.s.opts.logger.Warn("subscriber too slow; closed its connection", "client", c.id)
+		_ = c.nc.Close()
+	}
+}
+
+// writePushes writes queued messages between the connection's own batches.
+func (c *client) writePushes() {
+	w := redcon.NewWriter(c.nc)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case p := <-c.subs.pushes:
+			c.pushMu.Lock() // between batches: proto is settled
+			c.pushMessage(w, p)
+			for len(c.subs.pushes) > 0 && len(w.Buffer()) < 64<<10 {
+				p = <-c.subs.pushes
+				c.pushMessage(w, p)
+			}
+			err := w.Flush()
+			c.pushMu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (c *client) pushMessage(w *redcon.Writer, p push) {
+	if p.pattern == "" {
+		c.pushHeader(w, 3)
+		w.WriteBulkString("message")
+	} else {
+		c.pushHeader(w, 4)
+		w.WriteBulkString("pmessage")
+		w.WriteBulkString(p.pattern)
+	}
+	w.WriteBulkString(p.channel)
+	w.WriteBulkString(p.message)
+}
+
+// pushHeader starts a push: an array in RESP2, a push type in RESP3.
+func (c *client) pushHeader(w *redcon.Writer, n int) {
+	if c.proto == 3 {
+		w.WriteRaw([]byte(">" + strconv.Itoa(n) + "\r\n"))
+		return
+	}
+	w.WriteArray(n)
+}
+
+// cmdSubscribe: SUBSCRIBE / PSUBSCRIBE channel|pattern ...
+func (s *Server) cmdSubscribe(c *request, args [][]byte) {
+	pattern := equalFold(args[0], "psubscribe")
+	kind, m := "subscribe", &c.subs.channels
+	if pattern {
+		kind, m = "psubscribe", &c.subs.patterns
+	}
+	if c.subs.pushes == nil {
+		c.subs.pushes = make(chan push, maxPendingPushes)
+		go c.writePushes()
+	}
+	if *m == nil {
+		*m = map[string]bool{}
+	}
+	for _, a := range args[1:] {
+		name := string(a)
+		if !(*m)[name] {
+			(*m)[name] = true
+			if pattern {
+				s.bus.PSubscribe(c.client, name)
+			} else {
+				s.bus.Subscribe(c.client, name)
+			}
+		}
+		c.pushHeader(c.wr, 3)
+		c.wr.WriteBulkString(kind)
+		c.wr.WriteBulkString(name)
+		c.wr.WriteInt(c.subCount())
+	}
+}
+
+// cmdUnsubscribe: UNSUBSCRIBE / PUNSUBSCRIBE [channel|pattern ...]; with
+// none, all of them.
+func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
+	pattern := equalFold(args[0], "punsubscribe")
+	kind, m := "unsubscribe", c.subs.channels
+	if pattern {
+		kind, m = "punsubscribe", c.subs.patterns
+	}
+	names := make([]string, 0, len(args)-1)
+	for _, a := range args[1:] {
+		names = append(names, string(a))
+	}
+	if len(names) == 0 {
+		for name := range m {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+	}
+	if len(names) == 0 {
+		c.pushHeader(c.wr, 3)
+		c.wr.WriteBulkString(kind)
+		c.writeNull()
+		c.wr.WriteInt(c.subCount())
+		return
+	}
+	for _, name := range names {
+		if m[name] {
+			delete(m, name)
+			if pattern {
+				s.bus.PUnsubscribe(c.client, name)
+			} else {
+				s.bus.Unsubscribe(c.client, name)
+			}
+		}
+		c.pushHeader(c.wr, 3)
+		c.wr.WriteBulkString(kind)
+		c.wr.WriteBulkString(name)
+		c.wr.WriteInt(c.subCount())
+	}
+}
+
+// unsubscribeAll drops the connection's subscriptions when it closes.
+func (c *client) unsubscribeAll() {
+	for name := range c.subs.channels {
+		c.s.bus.Unsubscribe(c, name)
+	}
+	for name := range c.subs.patterns {
+		c.s.bus.PUnsubscribe(c, name)
+	}
+}
+
+// cmdPublish: PUBLISH channel message, carried to every replica's
+// subscribers through the backends. It answers how many proxy replicas
+// listen for the channel (not how many clients: replicas do not count theirs
+// for each other).
+func (s *Server) cmdPublish(c *request, args [][]byte) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	n, err := s.bus.Publish(ctx, string(args[1]), string(args[2]))
+	if err != nil {
+		c.writeErr(respError(fmt.Sprintf("ERR %v", err)))
+		return
+	}
+	c.wr.WriteInt64(n)
+}
+
+// subscribedOnly is what a RESP2 connection may run while subscribed.
+var subscribedOnly = map[string]bool{"subscribe": true, "psubscribe": true, "unsubscribe": true,
+	"punsubscribe": true, "ping": true, "quit": true, "reset": true}
+
+func errSubscribed(name string) string {
+	return fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name)
+}

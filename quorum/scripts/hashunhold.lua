@@ -1,0 +1,11 @@
+-- Undoes hold(s) of owner ARGV[1] on hash lock KEYS[1]: one hold (rolling back a
+-- grant) when ARGV[2] is "1", every hold (finishing a release) when it is "all".
+-- Returns 1 when the key was deleted, else 0.
+if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
+  redis.call("DEL", KEYS[1])
+  return 1
+end
+return 0

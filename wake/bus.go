@@ -1,0 +1,336 @@
+// Package wake carries lock wake-ups: the PUBLISH / SUBSCRIBE messages lock
+// clients wait on (Redisson's "0" on redisson_lock__channel:{name}, Spring's
+// unlock notices). A message published through any proxy replica reaches
+// the subscribers of every replica once.
+//
+// Each message goes to every backend on an internal channel, wrapped with a
+// unique id; each replica listens on every backend for the channels and
+// patterns its clients subscribed to, and delivers the first copy of each id
+// and drops the rest. A replica hears a message as long as one backend
+// carried it both ways.
+package wake
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/tidwall/match"
+)
+
+// Prefix is put before every channel and pattern on the backends, so the
+// proxy's messages never mix with anything else published there.
+const Prefix = "__redlock-proxy:wake:"
+
+// Subscriber is one client connection listening. Deliver must not block;
+// pattern is "" for a channel subscription.
+type Subscriber interface {
+	Deliver(pattern, channel, message string)
+}
+
+// Bus is one replica's end of the wake-up channel. Safe for concurrent use.
+type Bus struct {
+	backends []*backend
+	quorum   int
+	logger   *slog.Logger
+	id       string // this replica's id, the first half of every message id
+	seq      atomic.Uint64
+	timeout  time.Duration
+
+	opMu     sync.Mutex   // orders subscription changes with their backend calls
+	mu       sync.RWMutex // guards the maps
+	closed   atomic.Bool
+	channels map[string]*topic // channel -> subscribers
+	patterns map[string]*topic // pattern -> subscribers
+
+	seenMu sync.Mutex
+	seen   map[string]time.Time // message id + pattern -> when first delivered
+}
+
+// topic is the local subscribers of one channel or pattern; ready closes
+// once the backends confirmed the subscription (or gave up trying).
+type topic struct {
+	subs  map[Subscriber]struct{}
+	ready chan struct{}
+	acks  atomic.Int32
+}
+
+// New returns a bus over clients (one per backend, owned by the bus from
+// then on); with none, messages reach this replica's subscribers only.
+// timeout bounds each backend call.
+func New(clients []*redis.Client, timeout time.Duration, logger *slog.Logger) *Bus {
+	var raw [8]byte
+	_, _ = rand.Read(raw[:])
+	b := &Bus{quorum: len(clients)/2 + 1, logger: logger, id: hex.EncodeToString(raw[:]), timeout: timeout,
+		channels: map[string]*topic{}, patterns: map[string]*topic{}, seen: map[string]time.Time{}}
+	for _, c := range clients {
+		be := &backend{bus: b, client: c, ps: c.Subscribe(context.Background())}
+		b.backends = append(b.backends, be)
+		go be.receive()
+	}
+	return b
+}
+
+// Close stops listening and closes the backend clients.
+func (b *Bus) Close() {
+	b.closed.Store(true)
+	for _, be := range b.backends {
+		_ = be.ps.Close()
+		_ = be.client.Close()
+	}
+}
+
+// Subscribe adds s to channel, and returns once the backends listen for it
+// (a quorum of them, or after the timeout).
+func (b *Bus) Subscribe(s Subscriber, channel string) { b.add(s, channel, false) }
+
+// PSubscribe adds s to the channels matching pattern (Redis glob).
+func (b *Bus) PSubscribe(s Subscriber, pattern string) { b.add(s, pattern, true) }
+
+// Unsubscribe removes s from channel.
+func (b *Bus) Unsubscribe(s Subscriber, channel string) { b.remove(s, channel, false) }
+
+// PUnsubscribe removes s from pattern.
+func (b *Bus) PUnsubscribe(s Subscriber, pattern string) { b.remove(s, pattern, true) }
+
+func (b *Bus) topics(pattern bool) map[string]*topic {
+	if pattern {
+		return b.patterns
+	}
+	return b.channels
+}
+
+func (b *Bus) add(s Subscriber, name string, pattern bool) {
+	b.opMu.Lock()
+	b.mu.Lock()
+	m := b.topics(pattern)
+	t := m[name]
+	first := t == nil
+	if first {
+		t = &topic{subs: map[Subscriber]struct{}{}, ready: make(chan struct{})}
+		m[name] = t
+	}
+	t.subs[s] = struct{}{}
+	b.mu.Unlock()
+	switch {
+	case first && len(b.backends) == 0:
+		close(t.ready)
+	case first:
+		b.listen(name, pattern)
+	}
+	b.opMu.Unlock()
+	select {
+	case <-t.ready:
+	case <-time.After(b.timeout):
+	}
+}
+
+// listen subscribes every backend to name; receive closes the topic's
+// ready once a quorum confirmed. go-redis remembers the subscription and
+// renews it whenever it reconnects, also for a backend that is down now.
+func (b *Bus) listen(name string, pattern bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	for _, be := range b.backends {
+		var err error
+		if pattern {
+			err = be.ps.PSubscribe(ctx, Prefix+name)
+		} else {
+			err = be.ps.Subscribe(ctx, Prefix+name)
+		}
+		if err != nil {
+			b.logger.Debug("wake-up subscription not sent yet; renewed on reconnect", "backend", be.client.Options().Addr, "err", err)
+		}
+	}
+}
+
+// confirmed counts a backend's confirmation of a subscription.
+func (b *Bus) confirmed(name string, pattern bool) {
+	b.mu.RLock()
+	t := b.topics(pattern)[name]
+	b.mu.RUnlock()
+	if t != nil && int(t.acks.Add(1)) == b.quorum {
+		close(t.ready)
+	}
+}
+
+func (b *Bus) remove(s Subscriber, name string, pattern bool) {
+	b.opMu.Lock()
+	defer b.opMu.Unlock()
+	b.mu.Lock()
+	m := b.topics(pattern)
+	t := m[name]
+	if t == nil {
+		b.mu.Unlock()
+		return
+	}
+	delete(t.subs, s)
+	last := len(t.subs) == 0
+	if last {
+		delete(m, name)
+	}
+	b.mu.Unlock()
+	if !last {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	defer cancel()
+	for _, be := range b.backends {
+		if pattern {
+			_ = be.ps.PUnsubscribe(ctx, Prefix+name)
+		} else {
+			_ = be.ps.Unsubscribe(ctx, Prefix+name)
+		}
+	}
+}
+
+// Publish sends message to channel's subscribers on every replica and
+// returns how many replicas listen (the most any backend counted), or, with
+// no backends, how many local subscribers got it. ctx bounds the wait.
+func (b *Bus) Publish(ctx context.Context, channel, message string) (int64, error) {
+	if len(b.backends) == 0 {
+		return int64(b.deliver(fmt.Sprint(b.seq.Add(1)), channel, message, true)), nil
+	}
+	payload := fmt.Sprintf("%s%016x %s", b.id, b.seq.Add(1), message)
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	counts := make([]int64, len(b.backends))
+	errs := make([]error, len(b.backends))
+	var wg sync.WaitGroup
+	for i, be := range b.backends {
+		wg.Go(func() { counts[i], errs[i] = be.client.Publish(ctx, Prefix+channel, payload).Result() })
+	}
+	wg.Wait()
+	var most int64
+	failed := 0
+	for i, err := range errs {
+		if err != nil {
+			failed++
+			continue
+		}
+		most = max(most, counts[i])
+	}
+	if failed == len(b.backends) {
+		return 0, fmt.Errorf("no backend took the message: %w", errs[0])
+	}
+	return most, nil
+}
+
+// Notify publishes in the background: a release's reply does not wait for
+// its wake-up.
+func (b *Bus) Notify(channel, message string) {
+	go func() {
+		if _, err := b.Publish(context.Background(), channel, message); err != nil {
+			b.logger.Warn("lock wake-up not published", "err", err)
+		}
+	}()
+}
+
+// deliver hands a message to the local subscribers of channel, and with
+// patterns also to those of every matching pattern; it returns how many.
+func (b *Bus) deliver(id, channel, message string, patterns bool) int {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	n := 0
+	if t := b.channels[channel]; t != nil && b.first(id, "") {
+		for s := range t.subs {
+			s.Deliver("", channel, message)
+			n++
+		}
+	}
+	if patterns {
+		for p, t := range b.patterns {
+			if match.Match(channel, p) {
+				n += b.deliverPattern(t, id, p, channel, message)
+			}
+		}
+	}
+	return n
+}
+
+func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int {
+	if !b.first(id, pattern) {
+		return 0
+	}
+	for s := range t.subs {
+		s.Deliver(pattern, channel, message)
+	}
+	return len(t.subs)
+}
+
+// seenFor is how long a message id is remembered: far longer than the gap
+// between the copies of one message from different backends.
+const seenFor = time.Minute
+
+// first reports whether this is the first copy of message id for pattern
+// ("" for channel subscribers).
+func (b *Bus) first(id, pattern string) bool {
+	key := id + "\x00" + pattern
+	now := time.Now()
+	b.seenMu.Lock()
+	defer b.seenMu.Unlock()
+	if _, dup := b.seen[key]; dup {
+		return false
+	}
+	if len(b.seen) >= 4096 {
+		for k, at := range b.seen {
+			if now.Sub(at) > seenFor {
+				delete(b.seen, k)
+			}
+		}
+	}
+	b.seen[key] = now
+	return true
+}
+
+// backend is the bus's subscription connection to one backend.
+type backend struct {
+	bus    *Bus
+	client *redis.Client
+	ps     *redis.PubSub
+}
+
+// receive reads the backend's messages until the bus closes; go-redis
+// reconnects and resubscribes after errors.
+func (be *backend) receive() {
+	b := be.bus
+	for {
+		msg, err := be.ps.Receive(context.Background())
+		if err != nil {
+			if b.closed.Load() {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if m.Kind == "subscribe" || m.Kind == "psubscribe" {
+				b.confirmed(strings.TrimPrefix(m.Channel, Prefix), m.Kind == "psubscribe")
+			}
+		case *redis.Message:
+			id, message, ok := strings.Cut(m.Payload, " ")
+			if !ok || !strings.HasPrefix(m.Channel, Prefix) {
+				continue
+			}
+			channel := strings.TrimPrefix(m.Channel, Prefix)
+			if m.Pattern == "" {
+				b.deliver(id, channel, message, false)
+				continue
+			}
+			pattern := strings.TrimPrefix(m.Pattern, Prefix)
+			b.mu.RLock()
+			if t := b.patterns[pattern]; t != nil {
+				b.deliverPattern(t, id, pattern, channel, message)
+			}
+			b.mu.RUnlock()
+		}
+	}
+}
