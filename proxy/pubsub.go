@@ -165,9 +165,9 @@ func (c *client) unsubscribeAll() {
 }
 
 // cmdPublish: PUBLISH channel message, carried to every replica's
-// subscribers through the backends. It answers how many proxy replicas
-// listen for the channel (not how many clients: replicas do not count theirs
-// for each other).
+// subscribers through the backends. It answers how many replica listeners
+// (channel or pattern) a backend counted, not how many clients: replicas do
+// not count their clients for each other.
 func (s *Server) cmdPublish(c *request, args [][]byte) {
 	ctx, cancel := context.WithCancel(c.ctx)
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +33,9 @@ type fakeNode struct {
 }
 
 type fakeEntry struct {
-	value  string
+	value  string // a hash lock's owner
 	expiry time.Time
+	holds  int // > 0: a hash lock (Redisson's layout) with this many holds
 }
 
 func newFake(name string) *fakeNode {
@@ -95,7 +97,7 @@ func (f *fakeNode) Close() error { return nil }
 func (f *fakeNode) put(key, value string, ttl time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.data[key] = fakeEntry{value, time.Now().Add(ttl)}
+	f.data[key] = fakeEntry{value: value, expiry: time.Now().Add(ttl)}
 }
 
 func (f *fakeNode) get(key string) (string, bool) {
@@ -120,7 +122,8 @@ func (f *fakeNode) callCount(op string) int {
 	return f.calls[op]
 }
 
-var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del"}
+var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
+	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -187,7 +190,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 			delete(f.data, op.Key)
 		} else {
 			f.setTTLs = append(f.setTTLs, op.TTL)
-			f.data[op.Key] = fakeEntry{op.Value, time.Now().Add(op.TTL)}
+			f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL)}
 		}
 		f.mu.Unlock()
 		return Reply{OK: true}
@@ -205,5 +208,71 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		f.mu.Unlock()
 		return Reply{OK: held}
 	}
+	return f.applyHash(op, v, held)
+}
+
+// applyHash runs the hash lock and counter operations.
+func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.data[op.Key]
+	switch op.Kind {
+	case OpHashAcquire:
+		if held && owner != op.Value {
+			return Reply{N: time.Until(e.expiry).Milliseconds()}
+		}
+		if !held {
+			e.holds = 0
+		}
+		e = fakeEntry{op.Value, time.Now().Add(op.TTL), e.holds + 1}
+		f.data[op.Key] = e
+		var token int64
+		if op.Aux != "" {
+			n, _ := strconv.ParseInt(f.data[op.Aux].value, 10, 64)
+			token = n + 1
+			f.data[op.Aux] = fakeEntry{strconv.FormatInt(token, 10), time.Now().Add(time.Hour), 0}
+		}
+		return Reply{OK: true, N: int64(e.holds), Token: token}
+	case OpHashRelease:
+		switch {
+		case !held:
+			return Reply{N: -2}
+		case owner != op.Value:
+			return Reply{N: -1}
+		case e.holds > 1:
+			e.holds--
+			e.expiry = time.Now().Add(op.TTL)
+			f.data[op.Key] = e
+			return Reply{N: 0}
+		}
+		delete(f.data, op.Key)
+		return Reply{OK: true, N: 1}
+	case OpHashUnhold:
+		if !held || owner != op.Value {
+			return Reply{}
+		}
+		if e.holds--; op.N == 0 || e.holds <= 0 {
+			delete(f.data, op.Key)
+			return Reply{OK: true, N: 1}
+		}
+		f.data[op.Key] = e
+		return Reply{}
+	case OpRaise:
+		if n, _ := strconv.ParseInt(e.value, 10, 64); n < op.N {
+			f.data[op.Key] = fakeEntry{strconv.FormatInt(op.N, 10), time.Now().Add(time.Hour), 0}
+		}
+		return Reply{OK: true, N: 1}
+	}
 	return Reply{Err: errors.New("fake: unknown op")}
+}
+
+// holds is the hold count of owner on key, 0 when it does not hold it.
+func (f *fakeNode) holds(key, owner string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.data[key]
+	if !ok || time.Now().After(e.expiry) || e.value != owner {
+		return 0
+	}
+	return e.holds
 }

@@ -83,10 +83,12 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 	}
 	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: g.Token}, e.lockTimeout(r.ttl), false)
 	t.collect()
-	t.finish(func() {})
 	if t.nYes < e.quorum {
-		return Grant{}, t.roundError("fence", ErrNoQuorum, e.nodes, "not raised")
+		rerr := t.roundError("fence", ErrNoQuorum, e.nodes, "not raised")
+		t.finish(func() {})
+		return Grant{}, rerr
 	}
+	t.finish(func() {})
 	r.elapsed = time.Since(r.start)
 	if g.Validity = r.ttl - r.elapsed; g.Validity <= e.opts.minValidity {
 		rerr := r.roundError("acquire", ErrValiditySpent, e.nodes, "taken")

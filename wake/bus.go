@@ -192,8 +192,9 @@ func (b *Bus) remove(s Subscriber, name string, pattern bool) {
 }
 
 // Publish sends message to channel's subscribers on every replica and
-// returns how many replicas listen (the most any backend counted), or, with
-// no backends, how many local subscribers got it. ctx bounds the wait.
+// returns how many replica listeners (channel or pattern) the busiest
+// backend counted, or, with no backends, how many local subscribers got it.
+// ctx bounds the wait.
 func (b *Bus) Publish(ctx context.Context, channel, message string) (int64, error) {
 	if len(b.backends) == 0 {
 		return int64(b.deliver(fmt.Sprint(b.seq.Add(1)), channel, message, true)), nil

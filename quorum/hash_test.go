@@ -1,0 +1,137 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// Hold counts may differ between nodes after partial failures; ReleaseHash
+// judges by what a quorum says.
+func TestReleaseHashDivergentCounts(t *testing.T) {
+	fs, ns := fakes(5)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	const key, a = "{lock}", "uuid:1"
+	if _, err := e.AcquireHash(ctx, key, a, 10*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	// A re-enters while node 4 fails: 4 of 5 count two holds.
+	fs[4].setFault(errRefused, 0, nil)
+	if _, err := e.AcquireHash(ctx, key, a, 10*time.Second, ""); err != nil {
+		t.Fatal(err)
+	}
+	fs[4].setFault(nil, 0, nil)
+	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != StillHeld {
+		t.Fatalf("first release = %v, %v; want still held (4 nodes keep a hold)", got, err)
+	}
+	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != Released {
+		t.Fatalf("second release = %v, %v; want released", got, err)
+	}
+	// Two nodes count 2, three count 1: one release frees a quorum, and the
+	// holds left on the other two go too.
+	for i, f := range fs {
+		f.put(key, a, 10*time.Second)
+		f.mu.Lock()
+		en := f.data[key]
+		en.holds = 1 + boolInt(i < 2)
+		f.data[key] = en
+		f.mu.Unlock()
+	}
+	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != Released {
+		t.Fatalf("release = %v, %v; want released", got, err)
+	}
+	eventuallyTrue(t, func() bool { return fs[0].holds(key, a)+fs[1].holds(key, a) == 0 })
+	// Nobody holds it now: nil (not held), or 1 for Redisson 3.10.0's text.
+	if _, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); !errors.Is(err, ErrNotHeld) {
+		t.Fatalf("release of a free lock = %v; want ErrNotHeld", err)
+	}
+	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, true); err != nil || got != Released {
+		t.Fatalf("release of a free lock, absent as released = %v, %v", got, err)
+	}
+	// Three nodes down: nobody can tell.
+	for _, f := range fs[:3] {
+		f.setFault(errRefused, 0, nil)
+	}
+	if _, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("release with 3 of 5 down = %v; want ErrNoQuorum", err)
+	}
+}
+
+// A failed acquire gives back only the holds it took, and says how long
+// until the holder's quorum expires.
+func TestAcquireHashTakenRollsBack(t *testing.T) {
+	fs, ns := fakes(5)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	for _, f := range fs[:3] {
+		f.put("{l}", "a:1", 5*time.Second)
+		f.mu.Lock()
+		en := f.data["{l}"]
+		en.holds = 1
+		f.data["{l}"] = en
+		f.mu.Unlock()
+	}
+	_, err := e.AcquireHash(ctx, "{l}", "b:1", 10*time.Second, "")
+	var taken *HashTaken
+	if !errors.As(err, &taken) || !errors.Is(err, ErrTaken) {
+		t.Fatalf("B's acquire = %v; want HashTaken", err)
+	}
+	if taken.Wait <= 0 || taken.Wait > 5*time.Second {
+		t.Fatalf("wait %v; want A's remaining TTL", taken.Wait)
+	}
+	for i, f := range fs {
+		if f.holds("{l}", "b:1") != 0 {
+			t.Fatalf("node %d kept B's hold after the rollback", i)
+		}
+		if i < 3 && f.holds("{l}", "a:1") != 1 {
+			t.Fatalf("node %d lost A's hold", i)
+		}
+	}
+}
+
+// Fencing tokens grow across grants even when the nodes' counters differ:
+// the quorum's largest is raised on a quorum before the grant returns.
+func TestFencedTokensGrow(t *testing.T) {
+	fs, ns := fakes(5)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	fs[0].put("tok", "10", time.Hour) // a counter ahead of the others
+	var last int64
+	for i, owner := range []string{"a:1", "b:1", "c:1"} {
+		if i == 1 {
+			fs[0].setFault(errRefused, 0, nil) // the node that was ahead is gone
+		}
+		g, err := e.AcquireHash(ctx, "{f}", owner, 10*time.Second, "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g.Token <= last {
+			t.Fatalf("grant %d got token %d after %d", i, g.Token, last)
+		}
+		last = g.Token
+		if _, err := e.ReleaseHash(ctx, "{f}", owner, 10*time.Second, "", 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := e.ReadCounter(ctx, "tok"); err != nil || n != last {
+		t.Fatalf("ReadCounter = %d, %v; want %d", n, err, last)
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func eventuallyTrue(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met after 5s")
+		}
+	}
+}
