@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -213,4 +214,82 @@ func TestRedissonWaiterWakesAcrossReplicas(t *testing.T) {
 		t.Fatalf("a second copy reached B: %#v", m)
 	}
 	t.Logf("B woke %v after A's unlock (A's lease had %d ms left)", woke.Round(time.Millisecond), pttl)
+}
+
+// TestRedissonContention: workers on two replicas run Redisson's protocol
+// (tryLock; on a PTTL, wait on the channel for "0" or the PTTL; unlock, which
+// publishes) on one lock. The lock is exclusive: no two holds overlap; and
+// the waiters are woken by releases, not by leases running out.
+func TestRedissonContention(t *testing.T) {
+	h := newHarness(t, 5, nil)
+	_, second := h.serve()
+	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	const name, ch, lease, workers, rounds = "{contended}", "redisson_lock__channel:{contended}", 10000, 6, 4
+	var (
+		mu      sync.Mutex
+		holding string
+		holds   int
+	)
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := range workers {
+		addr := h.addr
+		if w%2 == 1 {
+			addr = second
+		}
+		go func() {
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			defer c.Close()
+			sub := c.Subscribe(t.Context(), ch) // Redisson subscribes before it waits
+			defer sub.Close()
+			if _, err := sub.ReceiveTimeout(t.Context(), 5*time.Second); err != nil {
+				errs <- err
+				return
+			}
+			owner := fmt.Sprintf("uuid-%d:1", w)
+			for i := range rounds {
+				for {
+					pttl, err := c.Eval(t.Context(), lock, []string{name}, lease, owner).Int64()
+					if err == redis.Nil {
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					_, _ = sub.ReceiveTimeout(t.Context(), time.Duration(pttl)*time.Millisecond)
+				}
+				mu.Lock()
+				if holding != "" {
+					mu.Unlock()
+					errs <- fmt.Errorf("%s got the lock while %s held it", owner, holding)
+					return
+				}
+				holding, holds = owner, holds+1
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				holding = ""
+				mu.Unlock()
+				latch := fmt.Sprintf("redisson_unlock_latch:{contended}:%d-%d", w, i)
+				if n, err := c.Eval(t.Context(), unlock, []string{name, ch, latch}, 0, lease, owner, "publish", 10000).Int64(); err != nil || n != 1 {
+					errs <- fmt.Errorf("%s's unlock = %d, %v", owner, n, err)
+					return
+				}
+				c.Del(t.Context(), latch)
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	// Had any waiter slept out a lease instead of being woken, this would take 10 s or more.
+	if holds != workers*rounds || took > 8*time.Second {
+		t.Fatalf("%d holds in %v", holds, took)
+	}
+	t.Logf("%d workers on 2 replicas: %d exclusive holds in %v", workers, holds, took.Round(time.Millisecond))
 }
