@@ -45,6 +45,11 @@ func FuzzServeRESP(f *testing.F) {
 		"INFO\r\nCOMMAND COUNT\r\nCOMMAND INFO get set\r\nCOMMAND DOCS\r\nCLUSTER SLOTS\r\nWAIT 0 0\r\nECHO x\r\nQUIT\r\nPING\r\n",
 		"*1\r\n$x\r\n", "*-1\r\n", "*2\r\n$3\r\nGET\r\n$-5\r\n", "\"unbalanced\r\n", "*1\r\n$4\r\nPING\r\n*1\r\n$4\r\nPI",
 		"FLUSHALL\r\nCONFIG SET x y\r\nKEYS *\r\nDEBUG SLEEP 1\r\n",
+		"SUBSCRIBE a b\r\nPSUBSCRIBE c*\r\nPING\r\nGET a\r\nUNSUBSCRIBE\r\nPUNSUBSCRIBE\r\nPUBLISH a m\r\n",
+		"HELLO 3\r\nSUBSCRIBE a\r\nPUBLISH a m\r\nGET a\r\nUNSUBSCRIBE a\r\n",
+		"EVALSHA 149c5a8bf18676fd99e9e6e24923bd64d9b62f94 1 {l} 30000 o:1\r\nHEXISTS {l} o:1\r\nHGET {l} o:1\r\n" +
+			"EVALSHA 6866459238a13a701d42f4971f12d9f3a50e2442 3 {l} ch latch 0 30000 o:1 publish 100\r\nGET redisson_lock_token:x\r\n",
+		"SET k v XX PX 100\r\nEVALSHA 6a3d31570dc6f4b0bd32bcdc8e75667747c6f635 2 a b 100 o\r\n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -129,7 +134,7 @@ func checkReply(r *bufio.Reader, depth int) error {
 			return fmt.Errorf("bad bulk of %d: %v", n, err)
 		}
 		return nil
-	case '*', '%': // array, RESP3 map (n pairs)
+	case '*', '%', '>': // array, RESP3 map (n pairs), RESP3 push
 		n, err := strconv.Atoi(body)
 		if err != nil || n < -1 {
 			return fmt.Errorf("bad aggregate length %q", body)
