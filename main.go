@@ -168,6 +168,9 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		quorum.WithLogger(logger),
 	)
 	if err != nil {
+		for _, c := range pubsub {
+			_ = c.Close()
+		}
 		a.embedded.close()
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
