@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -200,12 +201,18 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 		c.writeErr(respError("ERR a lock renewal needs a TTL: SET key value IFEQ value PX <ms>"))
 		return
 	}
+	s.renewSet(c, req, s.engine.Extend)
+}
+
+// renewSet runs an extend round for a SET that renews (IFEQ) or overwrites
+// (XX) a lock: OK, or nil when no quorum held it.
+func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error)) {
 	if err := s.checkTTL(req.TTL); err != nil {
 		c.writeErr(err)
 		return
 	}
 	start := time.Now()
-	g, err := s.engine.Extend(c.ctx, req.Key, req.Value, req.TTL)
+	g, err := round(c.ctx, req.Key, req.Value, req.TTL)
 	s.metrics.observe(kindExtend, start, err, g.Validity)
 	switch {
 	case err == nil:
@@ -230,21 +237,7 @@ func (s *Server) setXX(c *request, req setArgs) {
 		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))
 		return
 	}
-	if err := s.checkTTL(req.TTL); err != nil {
-		c.writeErr(err)
-		return
-	}
-	start := time.Now()
-	g, err := s.engine.Overwrite(c.ctx, req.Key, req.Value, req.TTL)
-	s.metrics.observe(kindExtend, start, err, g.Validity)
-	switch {
-	case err == nil:
-		c.wr.WriteString("OK")
-	case errors.Is(err, quorum.ErrNotHeld):
-		c.writeNull()
-	default:
-		c.writeErr(err)
-	}
+	s.renewSet(c, req, s.engine.Overwrite)
 }
 
 // cmdDelEx: DELEX key IFEQ value (Redis 8.4) releases the owner's lock: 1, or 0.

@@ -106,11 +106,16 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 				s.bus.Subscribe(c.client, name)
 			}
 		}
-		c.pushHeader(c.wr, 3)
-		c.wr.WriteBulkString(kind)
-		c.wr.WriteBulkString(name)
-		c.wr.WriteInt(c.subCount())
+		c.writeSubscription(kind, name)
 	}
+}
+
+// writeSubscription confirms one (un)subscription with the count left.
+func (c *request) writeSubscription(kind, name string) {
+	c.pushHeader(c.wr, 3)
+	c.wr.WriteBulkString(kind)
+	c.wr.WriteBulkString(name)
+	c.wr.WriteInt(c.subCount())
 }
 
 // cmdUnsubscribe: UNSUBSCRIBE / PUNSUBSCRIBE [channel|pattern ...]; with
@@ -147,10 +152,7 @@ func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
 				s.bus.Unsubscribe(c.client, name)
 			}
 		}
-		c.pushHeader(c.wr, 3)
-		c.wr.WriteBulkString(kind)
-		c.wr.WriteBulkString(name)
-		c.wr.WriteInt(c.subCount())
+		c.writeSubscription(kind, name)
 	}
 }
 
