@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -171,9 +170,7 @@ func (c *client) unsubscribeAll() {
 // (channel or pattern) a backend counted, not how many clients: replicas do
 // not count their clients for each other.
 func (s *Server) cmdPublish(c *request, args [][]byte) {
-	ctx, cancel := context.WithCancel(c.ctx)
-	defer cancel()
-	n, err := s.bus.Publish(ctx, string(args[1]), string(args[2]))
+	n, err := s.bus.Publish(c.ctx, string(args[1]), string(args[2]))
 	if err != nil {
 		c.writeErr(respError(fmt.Sprintf("ERR %v", err)))
 		return

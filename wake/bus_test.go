@@ -61,6 +61,16 @@ func TestBusAcrossReplicas(t *testing.T) {
 	two.Subscribe(&byChannel, "redisson_lock__channel:{a}")
 	two.PSubscribe(&byPattern, "redisson_lock__channel:*")
 	two.Subscribe(&bystander, "other")
+	// Subscribe returned: a majority of backends already listen.
+	listening := 0
+	for _, srv := range servers {
+		if n := srv.Client().PubSubNumSub(ctx, Prefix+"redisson_lock__channel:{a}").Val(); n[Prefix+"redisson_lock__channel:{a}"] > 0 {
+			listening++
+		}
+	}
+	if listening < 2 {
+		t.Fatalf("Subscribe returned with %d of 3 backends listening", listening)
+	}
 
 	// A backend counts replica two's channel and pattern listeners.
 	if n, err := one.Publish(ctx, "redisson_lock__channel:{a}", "0"); err != nil || n != 2 {
