@@ -178,8 +178,7 @@ func randomTTL() time.Duration { return time.Duration(200+rand.IntN(1800)) * tim
 func (e *faultEnv) audit(t *testing.T, wait time.Duration) (noTTL, leaked int) {
 	ctx := context.Background()
 	for _, r := range e.redis {
-		keys, _ := r.Client().Keys(ctx, "*").Result()
-		for _, k := range keys {
+		for _, k := range userKeys(t, r.Client()) {
 			if ttl, _ := r.Client().PTTL(ctx, k).Result(); ttl == -1 {
 				noTTL++
 			}
@@ -187,11 +186,7 @@ func (e *faultEnv) audit(t *testing.T, wait time.Duration) (noTTL, leaked int) {
 	}
 	time.Sleep(wait)
 	for _, r := range e.redis {
-		n, err := r.Client().DBSize(ctx).Result()
-		if err != nil {
-			t.Fatalf("audit %s: %v", r.Addr, err)
-		}
-		leaked += int(n)
+		leaked += len(userKeys(t, r.Client()))
 	}
 	return noTTL, leaked
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 	"github.com/redlock-proxy/redlock-proxy/proxy"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // harness is the proxy, in-process on a free port, in front of real
@@ -116,6 +117,23 @@ func anyKey(t *testing.T, backends []*redistest.Server, key string) bool {
 		}
 	}
 	return false
+}
+
+// userKeys lists the keys on a backend other than the engine's own
+// (quorum.IsInternal: the notes beside locks, markers, records).
+func userKeys(t *testing.T, c *redis.Client) []string {
+	t.Helper()
+	keys, err := c.Keys(context.Background(), "*").Result()
+	if err != nil {
+		t.Fatalf("KEYS: %v", err)
+	}
+	out := keys[:0]
+	for _, k := range keys {
+		if !quorum.IsInternal(k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 const (

@@ -54,8 +54,8 @@ func TestBadInput(t *testing.T) {
 		}
 	}
 	for _, b := range h.backend {
-		if n, _ := b.Client().DBSize(ctx).Result(); n != 0 {
-			t.Fatalf("bad input left %d keys on backend %s", n, b.Addr)
+		if keys := userKeys(t, b.Client()); len(keys) != 0 {
+			t.Fatalf("bad input left keys %q on backend %s", keys, b.Addr)
 		}
 	}
 

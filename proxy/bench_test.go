@@ -16,28 +16,33 @@ import (
 // instantNode answers every operation at once, in the caller's goroutine:
 // with it, a benchmark measures the proxy's and the engine's own cost per
 // round, without a network.
-type instantNode struct{}
+type instantNode struct{ id int }
 
 func (instantNode) Addr() string                                        { return "instant" }
 func (instantNode) Watch(func(quorum.NodeInfo))                         {}
 func (instantNode) Keys(context.Context, string, int) ([]string, error) { return nil, nil }
-func (instantNode) Info(context.Context) (quorum.NodeInfo, error) {
-	return quorum.NodeInfo{RunID: "instant", Uptime: time.Hour}, nil
+func (n instantNode) Info(context.Context) (quorum.NodeInfo, error) {
+	return quorum.NodeInfo{RunID: "instant-" + strconv.Itoa(n.id), Uptime: time.Hour, Intact: true}, nil
 }
 func (instantNode) Close() error { return nil }
+func (instantNode) Record(_ context.Context, ttl time.Duration) (time.Duration, error) {
+	return ttl, nil
+}
+func (instantNode) Counters(context.Context) (map[string]int64, error) { return nil, nil }
+func (instantNode) Repair(context.Context, map[string]int64) error       { return nil }
 func (instantNode) Do(op quorum.Op, _ time.Time, done func(quorum.Reply)) {
 	done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})
 }
 
 func benchServer(b *testing.B) (*Server, *request) {
-	nodes := []quorum.Node{instantNode{}, instantNode{}, instantNode{}, instantNode{}, instantNode{}}
+	nodes := []quorum.Node{instantNode{1}, instantNode{2}, instantNode{3}, instantNode{4}, instantNode{5}}
 	e, err := quorum.New(nodes, quorum.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := New(e, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	c := &client{s: s, authed: true, ctx: b.Context()}
-	return s, &request{client: c, wr: redcon.NewWriter(nil)}
+	return s, c.newRequest(redcon.NewWriter(nil), time.Now())
 }
 
 func BenchmarkParseSet(b *testing.B) {

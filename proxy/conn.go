@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // client is one connection and its session state. Its commands run one
@@ -85,12 +87,13 @@ func (c *client) serve() {
 			c.readFailed(err)
 			return
 		}
+		arrived := time.Now() // the callers' windows opened no later than this
 		c.limit.reset()
 		if !c.begin() {
 			return
 		}
 		c.pushMu.Lock()
-		c.run(cmds)
+		c.run(cmds, arrived)
 		err = c.wr.Flush()
 		c.pushMu.Unlock()
 		if !c.end() || err != nil || c.quit {
@@ -101,10 +104,21 @@ func (c *client) serve() {
 
 // request is one command being answered: the connection's session plus the
 // writer its reply goes to, which is the connection's own, or a buffer of
-// its own when it runs beside other commands of a pipeline.
+// its own when it runs beside other commands of a pipeline. Its ctx carries
+// the moment the command arrived (quorum.WithArrival).
 type request struct {
 	*client
-	wr *redcon.Writer
+	ctx     context.Context
+	arrived time.Time
+	wr      *redcon.Writer
+	mark    int // where its reply starts in wr
+
+	grantsMu sync.Mutex
+	grants   []quorum.Grant // what its reply says was granted
+}
+
+func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {
+	return &request{client: c, ctx: quorum.WithArrival(c.ctx, arrived), arrived: arrived, wr: wr, mark: len(wr.Buffer())}
 }
 
 // readFailed answers a malformed or oversized request before the connection

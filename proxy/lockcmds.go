@@ -38,7 +38,7 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	}
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, req.Key, req.Value, ttl)
-	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	s.track(c, kindAcquire, start, g, err)
 	switch {
 	case err == nil:
 		c.wr.WriteString("OK")
@@ -213,7 +213,7 @@ func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Contex
 	}
 	start := time.Now()
 	g, err := round(c.ctx, req.Key, req.Value, req.TTL)
-	s.metrics.observe(kindExtend, start, err, g.Validity)
+	s.track(c, kindExtend, start, g, err)
 	switch {
 	case err == nil:
 		c.wr.WriteString("OK")

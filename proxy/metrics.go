@@ -65,6 +65,7 @@ type Metrics struct {
 	connections atomic.Int64 // accepted, all time
 	rejected    atomic.Int64
 	commands    atomic.Int64
+	lapsed      atomic.Int64 // grants revoked because their reply could not go out in time
 
 	roundSeconds   *prometheus.HistogramVec
 	roundObs       [nKinds]prometheus.Observer // resolved once: the lock path does no label lookup
@@ -154,6 +155,7 @@ var (
 	descCommands    = prometheus.NewDesc("redlock_commands_total", "Commands processed.", nil, nil)
 	descRollbacks   = prometheus.NewDesc("redlock_rollbacks_total", "Failed acquires rolled back.", nil, nil)
 	descRollbackErr = prometheus.NewDesc("redlock_rollback_failures_total", "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
+	descLapsed      = prometheus.NewDesc("redlock_grants_revoked_total", "Grants revoked because their reply could not be written within the lock's window.", nil, nil)
 	descUp          = prometheus.NewDesc("redlock_backend_up", "1 when the backend answered its last health check.", []string{"backend"}, nil)
 	descQuarantined = prometheus.NewDesc("redlock_backend_quarantined", "1 while the backend is in restart quarantine.", []string{"backend"}, nil)
 	descCheck       = prometheus.NewDesc("redlock_backend_check_seconds", "Duration of the backend's last health check.", []string{"backend"}, nil)
@@ -163,7 +165,7 @@ var (
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
-		descCommands, descRollbacks, descRollbackErr, descUp, descQuarantined, descCheck, descQuorum} {
+		descCommands, descRollbacks, descRollbackErr, descLapsed, descUp, descQuarantined, descCheck, descQuorum} {
 		ch <- d
 	}
 	m.roundSeconds.Describe(ch)
@@ -190,6 +192,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counter(descAccepted, m.connections.Load())
 	counter(descRejected, m.rejected.Load())
 	counter(descCommands, m.commands.Load())
+	counter(descLapsed, m.lapsed.Load())
 	if s := m.server.Load(); s != nil {
 		gauge(descClients, float64(s.Clients()))
 		rb, rbFailed := s.engine.Rollbacks()
@@ -200,7 +203,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			gauge(descUp, float64(boolInt(st.Up)), st.Addr)
 			gauge(descQuarantined, float64(boolInt(st.Quarantined != 0)), st.Addr)
 			gauge(descCheck, st.Latency.Seconds(), st.Addr)
-			if st.Up && st.Quarantined == 0 {
+			if st.Up && st.Quarantined == 0 && st.DuplicateOf == "" {
 				usable++
 			}
 		}

@@ -19,7 +19,6 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 			return
 		}
 	}
-	began := time.Now()
 	var done []string
 	for _, k := range keys {
 		key := string(k)
@@ -31,10 +30,10 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 		switch kind {
 		case scriptAcquireAll:
 			g, err = s.engine.Acquire(c.ctx, key, value, ttl)
-			s.metrics.observe(kindAcquire, start, err, g.Validity)
+			s.track(c, kindAcquire, start, g, err)
 		case scriptExtendAll:
 			g, err = s.engine.Extend(c.ctx, key, value, ttl)
-			s.metrics.observe(kindExtend, start, err, g.Validity)
+			s.track(c, kindExtend, start, g, err)
 		case scriptReleaseAll:
 			err = s.engine.Release(c.ctx, key, value)
 			s.metrics.observe(kindRelease, start, err, 0)
@@ -55,7 +54,7 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 		}
 		done = append(done, key)
 	}
-	if kind == scriptAcquireAll && ttl-time.Since(began) <= s.engine.MinValidity() {
+	if kind == scriptAcquireAll && ttl-time.Since(c.arrived) <= s.engine.MinValidity() {
 		s.releaseAll(c, done, value)
 		c.writeErr(respError("NOQUORUM the keys were acquired one by one, but that took longer than the lock's TTL allows; released"))
 		return

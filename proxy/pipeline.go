@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"time"
+
 	"github.com/tidwall/redcon"
 )
 
@@ -13,13 +15,15 @@ const maxConcurrentRounds = 256
 // order; any other command (AUTH, SELECT, SCRIPT, multi-key, unknown...) is a
 // barrier that runs after everything before it and before anything after
 // it. Replies go out in the order the commands came.
-func (c *client) run(cmds []redcon.Command) {
+func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 	if len(cmds) == 1 {
-		c.s.dispatch(&request{client: c, wr: c.wr}, cmds[0].Args)
+		r := c.newRequest(c.wr, arrived)
+		c.s.dispatch(r, cmds[0].Args)
+		r.settle()
 		return
 	}
 	var (
-		replies = make([]*redcon.Writer, len(cmds))
+		replies = make([]*request, len(cmds))
 		running []chan struct{} // since the last barrier
 		lastFor = map[string]chan struct{}{}
 		slots   = make(chan struct{}, maxConcurrentRounds)
@@ -32,11 +36,11 @@ func (c *client) run(cmds []redcon.Command) {
 		clear(lastFor)
 	}
 	for i, cmd := range cmds {
-		replies[i] = redcon.NewWriter(nil)
+		replies[i] = c.newRequest(redcon.NewWriter(nil), arrived)
 		key, ok := c.s.concurrentKey(cmd.Args)
 		if !ok {
 			waitAll()
-			c.s.dispatch(&request{client: c, wr: replies[i]}, cmd.Args)
+			c.s.dispatch(replies[i], cmd.Args)
 			if c.quit {
 				replies = replies[:i+1]
 				break
@@ -53,11 +57,12 @@ func (c *client) run(cmds []redcon.Command) {
 				<-prev
 			}
 			c.s.dispatch(r, args)
-		}(&request{client: c, wr: replies[i]}, cmd.Args)
+		}(replies[i], cmd.Args)
 	}
 	waitAll()
-	for _, w := range replies {
-		c.wr.WriteRaw(w.Buffer())
+	for _, r := range replies {
+		r.settle()
+		c.wr.WriteRaw(r.wr.Buffer())
 	}
 }
 

@@ -37,7 +37,7 @@ func (s *Server) hashAcquire(c *request, key, owner string, lease time.Duration,
 	}
 	start := time.Now()
 	g, err := s.engine.AcquireHash(c.ctx, key, owner, lease, tokenKey)
-	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	s.track(c, kindAcquire, start, g, err)
 	var taken *quorum.HashTaken
 	switch {
 	case err == nil && withToken:
@@ -120,7 +120,7 @@ func (s *Server) hashExtend(c *request, keys, argv [][]byte, batched bool) {
 		wg.Go(func() {
 			start := time.Now()
 			g, err := s.engine.ExtendHash(c.ctx, string(key), string(owner), lease)
-			s.metrics.observe(kindExtend, start, err, g.Validity)
+			s.track(c, kindExtend, start, g, err)
 			renewed[i], errs[i] = err == nil, err
 		})
 	}

@@ -225,11 +225,11 @@ func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcqu
 	}
 	start := time.Now()
 	g, err := s.engine.Extend(c.ctx, key, value, ttl)
-	s.metrics.observe(kindExtend, start, err, g.Validity)
+	s.track(c, kindExtend, start, g, err)
 	if orAcquire && errors.Is(err, quorum.ErrNotHeld) {
 		start = time.Now()
 		g, err = s.engine.Acquire(c.ctx, key, value, ttl)
-		s.metrics.observe(kindAcquire, start, err, g.Validity)
+		s.track(c, kindAcquire, start, g, err)
 	}
 	switch {
 	case err == nil:
@@ -285,12 +285,12 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration, intege
 	}
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
-	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	s.track(c, kindAcquire, start, g, err)
 	if errors.Is(err, quorum.ErrTaken) {
 		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && e.Found && e.Value == value {
 			start = time.Now()
 			g, err = s.engine.Extend(c.ctx, key, value, ttl)
-			s.metrics.observe(kindExtend, start, err, g.Validity)
+			s.track(c, kindExtend, start, g, err)
 		}
 	}
 	switch {
@@ -331,7 +331,7 @@ func (s *Server) acquireOne(c *request, key, value string, ttl time.Duration) {
 	}
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
-	s.metrics.observe(kindAcquire, start, err, g.Validity)
+	s.track(c, kindAcquire, start, g, err)
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)

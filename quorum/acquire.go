@@ -17,6 +17,23 @@ type Grant struct {
 	// Token is the fencing token of a fenced grant (AcquireHash with a token
 	// counter): larger than that of every grant before it.
 	Token int64
+	// ReplyBy is when the caller's window, less the minimum validity, ends
+	// (on the monotonic clock, from the request's arrival): a reply that
+	// says "granted" must be written before it, or the grant revoked.
+	ReplyBy time.Time
+
+	revoke func()
+}
+
+// Revoke undoes a grant whose reply could not be written by ReplyBy: an
+// acquire is rolled back on every node its round may have written to, once
+// its stragglers have answered, removing only that round's writes. It
+// returns when the rollback is done. An extend has nothing to undo: a lock
+// extended on some nodes only delays other owners until its TTL.
+func (g Grant) Revoke() {
+	if g.revoke != nil {
+		g.revoke()
+	}
 }
 
 // Acquire sets key to value with ttl on a quorum of nodes (SET NX PX with the
@@ -29,35 +46,40 @@ type Grant struct {
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value}, ttl)
+	round := e.newRound()
+	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Round: round}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
-	if g, rerr := e.verdict(r, "acquire", ErrTaken, "taken"); rerr == nil {
+	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: round}
+	g, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
+	if rerr == nil {
+		t := r.tally
+		g.revoke = func() {
+			<-t.settled
+			e.rollback(undo, t.maybeWrote())
+		}
 		r.finish(r.unlock)
 		return g, nil
 	}
 	defer r.unlock()
 	// Wait for every node, so that nothing still in flight lands after the
-	// rollback, and judge again with every vote in: the reply names each
-	// node's answer and tells "taken" from "sick" on all of them.
+	// rollback, and describe the failure with every answer in: the reply
+	// names each node and tells "taken" from "sick" on all of them.
 	r.drain()
-	_, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
-	if rb := e.rollback(Op{Kind: OpDelIfEq, Key: key, Value: value}, r.maybeWrote()); rb != nil {
-		if rerr.NodeErrs == nil {
-			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
-		}
-		rerr.NodeErrs.Errors = append(rerr.NodeErrs.Errors, rb.Errors...)
+	rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
+	if rb := e.rollback(undo, r.maybeWrote()); rb != nil {
+		rerr.addNodeErrs(rb)
 	}
 	return Grant{}, rerr
 }
 
-// rollback undoes an acquire on the given nodes with op (a compare-and-delete,
-// or giving up one hold of a hash lock) and waits for all of them. It owes nothing to the caller's context: it completes even when the
-// client that asked is gone. Nodes that answered "taken" are skipped: the
-// round wrote nothing there, and what is there may be this owner's earlier
-// lock. A failed rollback leaves a key that expires with its TTL; it is
-// reported and logged.
+// rollback undoes an acquire on the given nodes with op (deleting what its
+// own round wrote, or giving up one hold of a hash lock) and waits for all
+// of them. It owes nothing to the caller's context: it completes even when
+// the client that asked is gone. Nodes that answered "taken" are skipped:
+// the round wrote nothing there. A failed rollback leaves a key that expires
+// with its TTL; it is reported and logged.
 func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 	if len(idx) == 0 {
 		return nil

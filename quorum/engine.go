@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -28,6 +29,12 @@ type Engine struct {
 	checkedAll atomic.Bool // every backend's first health check is done
 
 	rollbacks, rollbackFailures atomic.Int64
+
+	roundPrefix string // random per engine: round ids are unique across replicas
+	roundSeq    atomic.Uint64
+
+	window    atomic.Int64 // quarantine window in ns: the longest padded TTL any engine grants
+	repairing sync.Mutex   // one counter repair or bootstrap at a time
 }
 
 // Rollbacks reports how many failed acquires were rolled back, and how many
@@ -57,8 +64,11 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 	case o.healthInterval <= 0:
 		return nil, fmt.Errorf("quorum: health interval %v must be positive", o.healthInterval)
 	}
-	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o,
+	random := make([]byte, 8)
+	_, _ = rand.Read(random)
+	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o, roundPrefix: newRoundPrefix(random),
 		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes)), stopHealth: make(chan struct{})}
+	e.window.Store(int64(e.PaddedTTL(o.maxTTL)))
 	for i := range e.allIdx {
 		e.allIdx[i] = i
 	}
@@ -127,6 +137,14 @@ type answer struct {
 	reply Reply
 }
 
+// duplicateError answers for a node that is another node's server under a
+// second address: nothing is sent there, so no server votes twice.
+type duplicateError struct{ of string }
+
+func (d *duplicateError) Error() string {
+	return "same server as " + d.of + " (same run_id): not counted; list each server once"
+}
+
 // errDown answers for a node the health monitor knows is down: the round
 // does not wait for it, and nothing was sent there.
 var errDown = errors.New("down")
@@ -145,6 +163,10 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 	for j, i := range idx {
 		if e.health[i].isDown() {
 			ch <- answer{node: j, reply: Reply{Err: errDown}}
+			continue
+		}
+		if dup := e.health[i].duplicate(); dup != "" {
+			ch <- answer{node: j, reply: Reply{Err: &duplicateError{of: dup}}}
 			continue
 		}
 		e.nodes[i].Do(op, deadline, func(r Reply) {

@@ -204,8 +204,8 @@ func TestRollbackReachesTimedOutNodes(t *testing.T) {
 		t.Fatalf("Acquire error = %v, want ErrNoQuorum", err)
 	}
 	for _, f := range fs {
-		if f.callCount("delifeq") != 1 {
-			t.Fatalf("%s got %d rollbacks, want 1 (failed nodes may hold the write too)", f.name, f.callCount("delifeq"))
+		if f.callCount("undo") != 1 {
+			t.Fatalf("%s got %d rollbacks, want 1 (failed nodes may hold the write too)", f.name, f.callCount("undo"))
 		}
 	}
 	want := "quorum: acquire 2/5 acquired, need 3: node0: connection refused; node1: connection refused; node2: connection refused; " +

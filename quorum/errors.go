@@ -109,3 +109,14 @@ func oneLine(es []error) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// addNodeErrs appends per-node errors (such as failed rollbacks) to e.
+func (e *RoundError) addNodeErrs(more *multierror.Error) {
+	if more == nil {
+		return
+	}
+	if e.NodeErrs == nil {
+		e.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
+	}
+	e.NodeErrs.Errors = append(e.NodeErrs.Errors, more.Errors...)
+}

@@ -27,27 +27,88 @@ type fakeNode struct {
 	maxIn    int
 	calls    map[string]int
 
-	info    NodeInfo
-	infoErr error // what health checks get
-	watch   func(NodeInfo)
+	info     NodeInfo
+	infoErr  error // what health checks get
+	watch    func(NodeInfo)
+	intact   bool          // carries the intact marker
+	record   time.Duration // the max-TTL record
+	counters map[string]bool
 }
 
 type fakeEntry struct {
 	value  string // a hash lock's owner
 	expiry time.Time
-	holds  int // > 0: a hash lock (Redisson's layout) with this many holds
+	holds  int    // > 0: a hash lock (Redisson's layout) with this many holds
+	round  string // the round that wrote a string lock
+	pad    time.Duration
 }
 
 func newFake(name string) *fakeNode {
 	return &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{},
-		info: NodeInfo{RunID: "run-" + name + "-1", Uptime: time.Hour}}
+		info: NodeInfo{RunID: "run-" + name + "-1", Uptime: time.Hour}, counters: map[string]bool{}}
 }
 
 // Info implements Node.
 func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.info, f.infoErr
+	info := f.info
+	info.Intact, info.MaxTTL = f.intact, f.record
+	return info, f.infoErr
+}
+
+// Record implements Node.
+func (f *fakeNode) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.infoErr != nil {
+		return 0, f.infoErr
+	}
+	f.record = max(f.record, ttl)
+	return f.record, nil
+}
+
+// Counters implements Node.
+func (f *fakeNode) Counters(ctx context.Context) (map[string]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return nil, f.err
+	}
+	out := map[string]int64{}
+	for k := range f.counters {
+		out[k], _ = strconv.ParseInt(f.data[k].value, 10, 64)
+	}
+	return out, nil
+}
+
+// Repair implements Node.
+func (f *fakeNode) Repair(ctx context.Context, counters map[string]int64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	for k, v := range counters {
+		f.raiseLocked(k, v)
+	}
+	f.intact = true
+	return nil
+}
+
+func (f *fakeNode) raiseLocked(key string, n int64) {
+	if cur, _ := strconv.ParseInt(f.data[key].value, 10, 64); cur < n {
+		f.data[key] = fakeEntry{value: strconv.FormatInt(n, 10), expiry: time.Now().Add(time.Hour)}
+	}
+	f.counters[key] = true
+}
+
+// counter is the value of a counter key on the node.
+func (f *fakeNode) counter(key string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, _ := strconv.ParseInt(f.data[key].value, 10, 64)
+	return n
 }
 
 // Keys implements Node.
@@ -74,7 +135,7 @@ func (f *fakeNode) Watch(w func(NodeInfo)) {
 // reconnect announces it.
 func (f *fakeNode) restart(persistent bool) {
 	f.mu.Lock()
-	f.data = map[string]fakeEntry{}
+	f.data, f.counters, f.intact, f.record = map[string]fakeEntry{}, map[string]bool{}, false, 0
 	f.info = NodeInfo{RunID: f.info.RunID + "+", Uptime: 0, Persistent: persistent}
 	info, w := f.info, f.watch
 	f.mu.Unlock()
@@ -123,7 +184,8 @@ func (f *fakeNode) callCount(op string) int {
 }
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
-	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise"}
+	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise",
+	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -178,21 +240,33 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		f.mu.Lock()
 		f.setTTLs = append(f.setTTLs, op.TTL)
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad}
 		f.mu.Unlock()
-		f.put(op.Key, op.Value, op.TTL)
+		return Reply{OK: true}
+	case OpUndo:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if !held || v != op.Value || f.data[op.Key].round != op.Round {
+			return Reply{}
+		}
+		delete(f.data, op.Key)
 		return Reply{OK: true}
 	case OpDelIfEq, OpPExpireIfEq:
 		if !held || v != op.Value {
 			return Reply{}
 		}
 		f.mu.Lock()
+		defer f.mu.Unlock()
+		e := f.data[op.Key]
 		if op.Kind == OpDelIfEq {
 			delete(f.data, op.Key)
-		} else {
-			f.setTTLs = append(f.setTTLs, op.TTL)
-			f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL)}
+			return Reply{OK: true}
 		}
-		f.mu.Unlock()
+		if time.Until(e.expiry) <= e.pad {
+			return Reply{} // the holder's window is over
+		}
+		f.setTTLs = append(f.setTTLs, op.TTL)
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: e.round, pad: op.Pad}
 		return Reply{OK: true}
 	case OpRead:
 		f.mu.Lock()
@@ -224,13 +298,14 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		if !held {
 			e.holds = 0
 		}
-		e = fakeEntry{op.Value, time.Now().Add(op.TTL), e.holds + 1}
+		e = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), holds: e.holds + 1}
 		f.data[op.Key] = e
 		var token int64
 		if op.Aux != "" {
 			n, _ := strconv.ParseInt(f.data[op.Aux].value, 10, 64)
 			token = n + 1
-			f.data[op.Aux] = fakeEntry{strconv.FormatInt(token, 10), time.Now().Add(time.Hour), 0}
+			f.data[op.Aux] = fakeEntry{value: strconv.FormatInt(token, 10), expiry: time.Now().Add(time.Hour)}
+			f.counters[op.Aux] = true
 		}
 		return Reply{OK: true, N: int64(e.holds), Token: token}
 	case OpHashRelease:
@@ -243,9 +318,15 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			e.holds--
 			e.expiry = time.Now().Add(op.TTL)
 			f.data[op.Key] = e
-			return Reply{N: 0}
+			return Reply{N: 0, Pre: int64(e.holds + 1)}
 		}
 		delete(f.data, op.Key)
+		return Reply{OK: true, N: 1, Pre: 1}
+	case OpHashSetHolds:
+		if held && owner != op.Value {
+			return Reply{}
+		}
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), holds: int(op.N)}
 		return Reply{OK: true, N: 1}
 	case OpHashUnhold:
 		if !held || owner != op.Value {
@@ -258,9 +339,7 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		f.data[op.Key] = e
 		return Reply{}
 	case OpRaise:
-		if n, _ := strconv.ParseInt(e.value, 10, 64); n < op.N {
-			f.data[op.Key] = fakeEntry{strconv.FormatInt(op.N, 10), time.Now().Add(time.Hour), 0}
-		}
+		f.raiseLocked(op.Key, op.N)
 		return Reply{OK: true, N: 1}
 	}
 	return Reply{Err: errors.New("fake: unknown op")}

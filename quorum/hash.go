@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-
-	"github.com/hashicorp/go-multierror"
 )
 
 // Reentrant hash locks keep Redisson's layout on every node: the lock key is
@@ -29,8 +27,14 @@ func (h *HashTaken) Unwrap() error { return h.RoundError }
 // AcquireHash takes or re-enters the hash lock key for owner with ttl (padded
 // for drift) on a quorum, with Acquire's rules. With tokenKey it is a fenced
 // grant: each node counts the grant in its counter tokenKey, the Grant's
-// Token is the largest count of the quorum, and before AcquireHash returns
-// a quorum's counters are raised to it, so every later grant gets a larger one.
+// Token is the largest count among a quorum of intact nodes (see Fencing in
+// doc.go), and before AcquireHash returns a quorum of intact nodes' counters
+// are raised to it, so every later grant gets a larger one.
+//
+// Hold counts: a node that missed a round (down, or slow) keeps a stale
+// count. The count a grant leaves is the largest any granting node reports,
+// and nodes below it are set to it before the grant stands, so that a
+// quorum always holds at least the count the owner was told about.
 //
 // On failure the holds this round added are given back. A lock another owner
 // holds fails with a *HashTaken (errors.Is ErrTaken).
@@ -40,52 +44,109 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 		return Grant{}, err
 	}
 	g, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
-	fenced := rerr == nil && tokenKey != ""
-	if fenced {
+	if rerr == nil {
+		rerr = e.levelHolds(r, key, owner)
+	}
+	if rerr == nil && tokenKey != "" {
 		g, rerr = e.fence(r, tokenKey, g)
 	}
+	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
 	if rerr == nil {
+		t := r.tally
+		g.revoke = func() {
+			<-t.settled
+			e.rollback(undo, t.granted())
+		}
 		r.finish(r.unlock)
 		return g, nil
 	}
 	defer r.unlock()
 	r.drain()
-	if !fenced {
-		_, rerr = e.verdict(r, "acquire", ErrTaken, "taken")
-	}
-	var granted []int
-	for j, rep := range r.replies {
-		if rep.Err == nil && rep.OK {
-			granted = append(granted, j)
-		}
-	}
+	rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
 	// Only nodes that said they granted give a hold back: on a node that did
 	// not answer, the hold may be one the owner already had.
-	if rb := e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}, granted); rb != nil {
-		if rerr.NodeErrs == nil {
-			rerr.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
-		}
-		rerr.NodeErrs.Errors = append(rerr.NodeErrs.Errors, rb.Errors...)
-	}
+	rerr.addNodeErrs(e.rollback(undo, r.granted()))
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr
 	}
 	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.tally)}
 }
 
-// fence raises a quorum's token counters to the largest token of the
-// quorum that granted, and checks the validity left after that second step.
-func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundError) {
+// granted lists the nodes whose answer says the round's hold was added.
+func (t *tally) granted() []int {
+	var idx []int
+	for j, rep := range t.replies {
+		if rep.Err == nil && rep.OK {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+// levelHolds sets every granting node whose hold count is below the
+// largest reported to that count, and fails the round unless a quorum then
+// holds it: the owner's count on a quorum is never below what it was told.
+func (e *Engine) levelHolds(r *timedRound, key, owner string) *RoundError {
+	var target int64
 	for j, v := range r.votes {
 		if v == yes {
-			g.Token = max(g.Token, r.replies[j].Token)
+			target = max(target, r.replies[j].N)
 		}
+	}
+	level, behind := 0, []int(nil)
+	for j, v := range r.votes {
+		switch {
+		case v != yes:
+		case r.replies[j].N == target:
+			level++
+		default:
+			behind = append(behind, j)
+		}
+	}
+	if len(behind) > 0 {
+		t := e.start(behind, Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: target, TTL: e.PaddedTTL(r.ttl)}, e.lockTimeout(r.ttl), false)
+		t.drain()
+		level += t.nYes
+	}
+	if level < e.quorum {
+		rerr := r.roundError("acquire", ErrNoQuorum, e.nodes, "taken")
+		rerr.Votes = level
+		return rerr
+	}
+	return nil
+}
+
+// fence raises a quorum's token counters to the largest token of the
+// intact nodes that granted, and checks the validity left after that
+// second step. Nodes whose counters are not known intact (restarted, not
+// yet repaired) neither give the token nor count toward the raise.
+func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundError) {
+	intact := 0
+	for j, v := range r.votes {
+		if v == yes && e.health[j].isIntact() {
+			g.Token = max(g.Token, r.replies[j].Token)
+			intact++
+		}
+	}
+	if intact < e.quorum {
+		rerr := r.roundError("acquire", ErrNoQuorum, e.nodes, "taken")
+		rerr.addNodeErrs(e.unrepaired())
+		rerr.Votes = intact
+		return Grant{}, rerr
 	}
 	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: g.Token}, e.lockTimeout(r.ttl), false)
 	t.collect()
-	if t.nYes < e.quorum {
+	raised := 0
+	for j, v := range t.votes {
+		if v == yes && e.health[j].isIntact() {
+			raised++
+		}
+	}
+	if raised < e.quorum {
+		t.drain()
 		rerr := t.roundError("fence", ErrNoQuorum, e.nodes, "not raised")
-		t.finish(func() {})
+		rerr.Votes = raised
+		rerr.addNodeErrs(e.unrepaired())
 		return Grant{}, rerr
 	}
 	t.finish(func() {})
@@ -129,13 +190,17 @@ const (
 
 // ReleaseHash gives up one hold of owner on the hash lock key on every node;
 // ttl (padded) stays the lock's TTL while holds remain. With latch, each node
-// keeps its result there for latchTTL and answers a repeated call with it
+// keeps the result there for latchTTL and answers a repeated call with it
 // (Redisson's unlock latch, so a retried unlock does not give up two holds).
 //
-// It waits for every node. StillHeld when a quorum still holds it; Released
-// when a quorum held it before but not after, and then holds left on other
-// nodes are removed too; ErrNotHeld when a quorum says owner did not hold
-// it (absent counts as released with absentReleased); ErrNoQuorum otherwise.
+// It waits for every node, and judges by the holds the nodes had before:
+// the owner's count is the largest any node had (a node that missed earlier
+// rounds may be behind, never a quorum), so the lock is released only when
+// that count was 1. StillHeld leaves the count one lower on every node that
+// answered (setting nodes that were behind), Released removes the lock from
+// every node; ErrNotHeld when a quorum says owner did not hold it (absent
+// counts as released with absentReleased); ErrNoQuorum when fewer than Q
+// nodes that may vote answered. Nodes in restart quarantine do not vote.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
 	if err := e.checkTTL(ttl); err != nil {
 		return 0, err
@@ -144,44 +209,71 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	if err != nil {
 		return 0, err
 	}
+	defer unlock()
 	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
 	t := e.start(nil, op, e.opts.nodeTimeout, false)
 	t.drain()
-	var released, held, notHeld int
-	var rest []int // nodes that may still hold it
+	var answered, notHeld, latchedHeld, latchedReleased []int
+	var before int64 // the owner's count: the most any voting node had
 	for j, v := range t.votes {
-		if v == failed || v == skipped {
-			rest = append(rest, j)
+		if v == failed || v == skipped || !e.counts(j, time.Now()) {
 			continue
 		}
-		switch n := t.replies[j].N; {
-		case n == 1 || n == -2 && absentReleased:
-			released++
-		case n == 0:
-			held++
-			rest = append(rest, j)
+		answered = append(answered, j)
+		switch rep := t.replies[j]; {
+		case rep.Pre < 0 && rep.N == 1:
+			latchedReleased = append(latchedReleased, j)
+		case rep.Pre < 0 && rep.N == 0:
+			latchedHeld = append(latchedHeld, j)
+		case rep.N == -1 || rep.N == -2 && !absentReleased:
+			notHeld = append(notHeld, j)
 		default:
-			notHeld++
+			before = max(before, rep.Pre)
 		}
 	}
+	noQuorum := func() error {
+		rerr := t.roundError("release", ErrNoQuorum, e.nodes, "not held")
+		rerr.Votes = len(answered) - len(notHeld)
+		if len(notHeld) > len(e.nodes)-e.quorum {
+			rerr.Reason = ErrNotHeld
+		}
+		return rerr
+	}
 	switch {
-	case held >= e.quorum:
-		unlock()
-		return StillHeld, nil
-	case released+held >= e.quorum:
-		go func() {
-			defer unlock()
-			e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner}, rest)
-		}()
+	case len(answered) < e.quorum || len(notHeld) > len(e.nodes)-e.quorum:
+		return 0, noQuorum()
+	case before == 0 && len(latchedHeld) > len(latchedReleased):
+		return StillHeld, nil // a retried unlock: answered from the latches
+	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
+		return Released, nil // a retried unlock, or Redisson 3.10.0's answer for a free lock
+	case before == 0:
+		return 0, noQuorum()
+	case before == 1:
+		// Released: nodes that still hold (they were ahead) give it up too.
+		e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}, e.allIdx)
 		return Released, nil
 	}
-	unlock()
-	rerr := t.roundError("release", ErrNoQuorum, e.nodes, "not held")
-	rerr.Votes = released + held
-	if notHeld > len(e.nodes)-e.quorum {
-		rerr.Reason = ErrNotHeld
+	// Still held with before-1 holds: set every answering node that is not
+	// there (it was behind, or ahead) to it, and the latches to "still held".
+	var off []int
+	level := 0
+	for _, j := range answered {
+		if rep := t.replies[j]; rep.N == 0 && rep.Pre == before {
+			level++
+		} else if !slices.Contains(notHeld, j) || t.replies[j].N == -2 {
+			off = append(off, j)
+		}
 	}
-	return 0, rerr
+	if len(off) > 0 {
+		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
+		fix := e.start(off, set, e.opts.nodeTimeout, false)
+		fix.drain()
+		level += fix.nYes
+	}
+	if level < e.quorum {
+		return 0, noQuorum()
+	}
+	return StillHeld, nil
 }
 
 // ExtendHash sets the TTL of hash lock key to ttl (padded) on every node
@@ -199,9 +291,10 @@ func (e *Engine) ReadField(ctx context.Context, key, field string, presence bool
 }
 
 // ReadCounter reads a counter every node keeps for itself, such as a
-// fencing token counter: the Q-th largest value, which a quorum has reached.
-// A node without the key counts 0. It waits for every node; fewer than Q
-// answers is ErrNoQuorum.
+// fencing token counter: the Q-th largest value among intact nodes (see
+// Fencing in doc.go), which a quorum has reached. A node without the key
+// counts 0. It waits for every node; fewer than Q intact answers is
+// ErrNoQuorum, never a smaller value.
 func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -210,7 +303,7 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	t.drain()
 	var values []int64
 	for j, v := range t.votes {
-		if v == failed || v == skipped {
+		if v == failed || v == skipped || !e.health[j].isIntact() {
 			continue
 		}
 		n, _ := strconv.ParseInt(t.replies[j].Entry.Value, 10, 64)
@@ -219,6 +312,7 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	if len(values) < e.quorum {
 		rerr := t.roundError("read", ErrNoQuorum, e.nodes, "")
 		rerr.Votes = len(values)
+		rerr.addNodeErrs(e.unrepaired())
 		return 0, rerr
 	}
 	slices.Sort(values)

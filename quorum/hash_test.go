@@ -29,8 +29,9 @@ func TestReleaseHashDivergentCounts(t *testing.T) {
 	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != Released {
 		t.Fatalf("second release = %v, %v; want released", got, err)
 	}
-	// Two nodes count 2, three count 1: one release frees a quorum, and the
-	// holds left on the other two go too.
+	// Two nodes count 2, three count 1: the owner's count is the largest (a
+	// node is never behind on a quorum), so one release leaves it held on
+	// every node with one hold, and the next frees it everywhere.
 	for i, f := range fs {
 		f.put(key, a, 10*time.Second)
 		f.mu.Lock()
@@ -38,6 +39,14 @@ func TestReleaseHashDivergentCounts(t *testing.T) {
 		en.holds = 1 + boolInt(i < 2)
 		f.data[key] = en
 		f.mu.Unlock()
+	}
+	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != StillHeld {
+		t.Fatalf("release = %v, %v; want still held", got, err)
+	}
+	for _, f := range fs {
+		if n := f.holds(key, a); n != 1 {
+			t.Fatalf("%s holds %d after the release; want every node levelled to 1", f.name, n)
+		}
 	}
 	if got, err := e.ReleaseHash(ctx, key, a, 10*time.Second, "", 0, false); err != nil || got != Released {
 		t.Fatalf("release = %v, %v; want released", got, err)

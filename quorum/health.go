@@ -1,60 +1,103 @@
 package quorum
 
 import (
-	"context"
-	"errors"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // health is what the engine knows of one node: reachable or not, which run
-// of the backend it is, and whether it is in restart quarantine.
+// of the backend it is, whether it is in restart quarantine, whether its
+// fencing counters are intact, and whether it is another node under a
+// second name.
 type health struct {
 	mu         sync.Mutex
 	up         bool
 	known      bool // run_id read at least once
 	runID      string
 	persistent bool
-	until      time.Time // end of quarantine
+	intact     bool      // carries the intact marker: its fencing counters are complete
+	recorded   bool      // this engine's max-TTL record is written on this run of the backend
+	since      time.Time // quarantine runs from here for the window (zero: none)
+	restarted  time.Time // when a new run_id was seen (zero: never)
+	dupOf      string    // the address of the node this one is the same server as
+	lastOK     time.Time // end of the last successful check
 	latency    time.Duration
 	err        error
 	checked    time.Time
 	nudge      chan struct{} // asks the monitor to check now
 }
 
-// observe records a node's identity. The first sight of a backend younger
-// than window, or a new run_id, starts a quarantine of what is left of
-// window, unless the backend fsyncs every write. It returns what changed,
-// for the log, or "".
-func (h *health) observe(info NodeInfo, now time.Time, window time.Duration) string {
+// observe records a node's identity as of now. The first sight of a backend
+// starts its quarantine at its start time, a new run_id at now, unless the
+// backend fsyncs every write. It returns what changed, for the log, or "".
+func (h *health) observe(info NodeInfo, now time.Time) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	event := ""
 	switch {
 	case info.RunID == "":
 		return ""
-	case !h.known && info.Uptime < window && !info.Persistent:
-		h.until, event = now.Add(window-info.Uptime), "backend started recently; quarantined until every lock it could have lost has expired"
+	case !h.known && !info.Persistent:
+		h.since = now.Add(-info.Uptime)
 	case h.known && info.RunID != h.runID && !info.Persistent:
-		h.until, event = now.Add(window), "backend restarted; quarantined until every lock it could have lost has expired"
+		h.since, h.restarted, h.recorded = now, now, false
+		event = "backend restarted; quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
-		event = "backend restarted; it fsyncs every write, so no quarantine"
+		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
 	}
-	h.known, h.runID, h.persistent = true, info.RunID, info.Persistent
+	h.known, h.runID, h.persistent, h.intact = true, info.RunID, info.Persistent, info.Intact
 	return event
 }
 
-// counts reports whether the node's "yes" may count toward an acquire or
-// extend quorum now.
-func (h *health) counts(now time.Time, quarantine bool) bool {
-	if !quarantine {
-		return true
-	}
+// counts reports whether node i's "yes" may count toward an acquire or
+// extend quorum now. A duplicate never counts. With quarantine, a node
+// counts once this engine's max-TTL record is on it, its quarantine window
+// (the longest padded TTL any engine grants, see Engine.QuarantineWindow)
+// has passed since it started, and, after a restart, once enough of the
+// other nodes were checked since then that the window includes every
+// engine's record (see Quarantine in doc.go).
+func (e *Engine) counts(i int, now time.Time) bool {
+	h := e.health[i]
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.known && (h.persistent || !now.Before(h.until))
+	dup, known, recorded, persistent, since, restarted := h.dupOf, h.known, h.recorded, h.persistent, h.since, h.restarted
+	h.mu.Unlock()
+	switch {
+	case dup != "":
+		return false
+	case !e.opts.quarantine:
+		return true
+	case !known || !recorded:
+		return false
+	case persistent:
+		return true
+	case now.Before(since.Add(e.QuarantineWindow())):
+		return false
+	}
+	return restarted.IsZero() || e.checkedSince(i, restarted) >= e.recordReaders()
+}
+
+// recordReaders is how many other nodes must be read after a node restarts
+// before it may count: any N-Q+1 of the other N-1 share a node with every
+// quorum that node was part of, so they carry every record that quorum's
+// engines wrote.
+func (e *Engine) recordReaders() int {
+	return min(len(e.nodes)-e.quorum+1, len(e.nodes)-1)
+}
+
+// checkedSince counts the nodes other than i checked successfully after t.
+func (e *Engine) checkedSince(i int, t time.Time) int {
+	n := 0
+	for j, h := range e.health {
+		if j == i {
+			continue
+		}
+		h.mu.Lock()
+		if h.lastOK.After(t) && h.dupOf == "" {
+			n++
+		}
+		h.mu.Unlock()
+	}
+	return n
 }
 
 func (h *health) isDown() bool {
@@ -63,91 +106,18 @@ func (h *health) isDown() bool {
 	return !h.up && !h.checked.IsZero()
 }
 
-// watchHealth starts one monitor per node and records what each node says
-// when it connects. It runs a first check of every node before returning, so
-// the engine knows its backends' ages before it serves.
-func (e *Engine) watchHealth() {
-	window := e.QuarantineWindow()
-	for i, n := range e.nodes {
-		h := &health{nudge: make(chan struct{}, 1)}
-		e.health[i] = h
-		n.Watch(func(info NodeInfo) {
-			if event := h.observe(info, time.Now(), window); event != "" {
-				e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.quarantine)
-			}
-		})
-	}
-	e.hadQuorum.Store(true) // so that starting without one is logged
-	var first sync.WaitGroup
-	for i := range e.nodes {
-		first.Add(1)
-		e.monitors.Add(1)
-		go e.monitor(i, &first)
-	}
-	first.Wait()
-	e.checkedAll.Store(true)
-	e.noteQuorum() // judged once every backend was checked, not after the first one
-}
-
-// monitor checks node i every health interval, and with backoff while it
-// is down, until the engine closes.
-func (e *Engine) monitor(i int, first *sync.WaitGroup) {
-	defer e.monitors.Done()
-	h, n := e.health[i], e.nodes[i]
-	backoff := e.opts.healthInterval
-	for {
-		wasUp := h.snapshotUp()
-		e.check(i)
-		up := h.snapshotUp()
-		if first != nil {
-			if !up {
-				e.opts.logger.Warn("backend down at start", "node", n.Addr(), "err", h.lastErr())
-			}
-			first.Done()
-			first = nil
-			wasUp = up // the first check sets the state; it does not change it
-		}
-		switch {
-		case up:
-			backoff = e.opts.healthInterval
-		case wasUp || backoff == e.opts.healthInterval:
-			backoff = 100 * time.Millisecond
-		default:
-			backoff = min(2*backoff, 5*time.Second)
-		}
-		if up != wasUp {
-			e.opts.logger.Warn("backend state changed", "node", n.Addr(), "up", up, "err", h.lastErr())
-		}
-		e.noteQuorum() // also catches a quarantine ending
-		timer := time.NewTimer(backoff)
-		select {
-		case <-e.stopHealth:
-			timer.Stop()
-			return
-		case <-h.nudge:
-			timer.Stop()
-		case <-timer.C:
-		}
-	}
-}
-
-// check reads node i's identity once and records the outcome.
-func (e *Engine) check(i int) {
-	h, n := e.health[i], e.nodes[i]
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.nodeTimeout)
-	defer cancel()
-	start := time.Now()
-	info, err := n.Info(ctx)
-	var rerr redis.Error
-	answered := err == nil || errors.As(err, &rerr) // a Redis error reply: up, identity unknown
-	if err == nil {
-		if event := h.observe(info, time.Now(), e.QuarantineWindow()); event != "" {
-			e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.quarantine)
-		}
-	}
+// isIntact reports whether the node's fencing counters count toward tokens.
+func (h *health) isIntact() bool {
 	h.mu.Lock()
-	h.up, h.err, h.checked, h.latency = answered, err, time.Now(), time.Since(start)
-	h.mu.Unlock()
+	defer h.mu.Unlock()
+	return h.intact && h.dupOf == ""
+}
+
+// duplicate names the node this one is the same server as, or "".
+func (h *health) duplicate() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.dupOf
 }
 
 func (h *health) snapshotUp() bool {
@@ -162,40 +132,27 @@ func (h *health) lastErr() error {
 	return h.err
 }
 
-// noteQuorum logs when the usable backends fall below a quorum, or rise to
-// one; it is silent until every backend was checked once.
-func (e *Engine) noteQuorum() {
-	if !e.checkedAll.Load() {
-		return
-	}
-	usable := 0
-	for _, st := range e.Status() {
-		if st.Up && st.Quarantined == 0 {
-			usable++
-		}
-	}
-	has := usable >= e.quorum
-	if e.hadQuorum.Swap(has) != has {
-		if has {
-			e.opts.logger.Info("quorum available again", "usable", usable, "quorum", e.quorum)
-		} else {
-			e.opts.logger.Error("quorum lost: locks cannot be granted", "usable", usable, "quorum", e.quorum)
-		}
-	}
-}
-
-// nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.
-func (e *Engine) nudgeCheck(i int) {
-	select {
-	case e.health[i].nudge <- struct{}{}:
-	default:
-	}
-}
-
 // QuarantineWindow is how long a restarted backend does not count toward
-// an acquire or extend quorum: the longest lock it could have lost,
-// max_ttl padded for drift.
-func (e *Engine) QuarantineWindow() time.Duration { return e.PaddedTTL(e.opts.maxTTL) }
+// an acquire or extend quorum: the longest lock it could have lost. That is
+// the longest padded TTL any engine sharing the backends may grant: this
+// engine's max_ttl padded, or a larger record another engine left on a
+// backend. It never shrinks while the engine runs.
+func (e *Engine) QuarantineWindow() time.Duration { return time.Duration(e.window.Load()) }
+
+// raiseWindow takes a max-TTL record read from node i into the window.
+func (e *Engine) raiseWindow(i int, record time.Duration) {
+	for {
+		cur := e.window.Load()
+		if int64(record) <= cur {
+			return
+		}
+		if e.window.CompareAndSwap(cur, int64(record)) {
+			e.opts.logger.Warn("another replica grants locks longer than this one's max_ttl; restart quarantine lasts as long as its longest",
+				"node", e.nodes[i].Addr(), "quarantine", record.String(), "own", e.PaddedTTL(e.opts.maxTTL).String())
+			return
+		}
+	}
+}
 
 // NodeStatus is one node's health as the monitor last saw it.
 type NodeStatus struct {
@@ -203,9 +160,11 @@ type NodeStatus struct {
 	Up          bool
 	RunID       string
 	Persistent  bool
-	Quarantined time.Duration // how much quarantine is left; 0 when none
+	Quarantined time.Duration // how much quarantine is left; 0 when none, -1 when it waits on something else
 	Latency     time.Duration // of the last check
 	Err         error         // of the last check
+	Intact      bool          // its fencing counters count toward tokens
+	DuplicateOf string        // the node it is the same server as: it never votes
 }
 
 // Status reports every node's last known health; it does no I/O.
@@ -214,14 +173,18 @@ func (e *Engine) Status() []NodeStatus {
 	out := make([]NodeStatus, len(e.nodes))
 	for i, h := range e.health {
 		h.mu.Lock()
-		out[i] = NodeStatus{Addr: e.nodes[i].Addr(), Up: h.up, RunID: h.runID, Persistent: h.persistent, Latency: h.latency, Err: h.err}
-		if e.opts.quarantine && !h.persistent && now.Before(h.until) {
-			out[i].Quarantined = h.until.Sub(now)
-		}
-		if e.opts.quarantine && !h.known && h.up {
-			out[i].Quarantined = -1 // identity unknown: cannot vote
-		}
+		out[i] = NodeStatus{Addr: e.nodes[i].Addr(), Up: h.up, RunID: h.runID, Persistent: h.persistent, Latency: h.latency,
+			Err: h.err, Intact: h.intact, DuplicateOf: h.dupOf}
+		since, persistent, known := h.since, h.persistent, h.known
 		h.mu.Unlock()
+		if !e.opts.quarantine || out[i].DuplicateOf != "" {
+			continue
+		}
+		if end := since.Add(e.QuarantineWindow()); !persistent && now.Before(end) {
+			out[i].Quarantined = end.Sub(now)
+		} else if out[i].Up && (!known || !e.counts(i, now)) {
+			out[i].Quarantined = -1 // identity, record or others' records not read yet
+		}
 	}
 	return out
 }

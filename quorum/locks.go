@@ -51,7 +51,7 @@ func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, e
 		}
 		scanned++
 		for _, k := range r.keys {
-			seen[k] = true
+			seen[k] = !IsInternal(k)
 		}
 	}
 	if scanned < e.quorum {
@@ -59,8 +59,10 @@ func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, e
 		return nil, &RoundError{Op: "scan", Reason: ErrNoQuorum, Votes: scanned, Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: errs}
 	}
 	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
+	for k, lock := range seen {
+		if lock {
+			keys = append(keys, k)
+		}
 	}
 	slices.Sort(keys)
 	var locks []Lock

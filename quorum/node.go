@@ -28,6 +28,16 @@ type Node interface {
 	// it opens a connection, before that connection carries any operation:
 	// a backend that restarted is known as such before it can vote.
 	Watch(f func(NodeInfo))
+	// Record raises the backend's record of the longest padded TTL any
+	// engine may grant (a key without expiry) to at least ttl and returns
+	// the record as it stands. Off the lock path.
+	Record(ctx context.Context, ttl time.Duration) (time.Duration, error)
+	// Counters lists the backend's fencing token counters and their values.
+	// Off the lock path: repairs call it.
+	Counters(ctx context.Context) (map[string]int64, error)
+	// Repair raises each counter to at least its value in counters, then
+	// marks the backend intact (NodeInfo.Intact). Off the lock path.
+	Repair(ctx context.Context, counters map[string]int64) error
 	// Close stops the node; operations still queued fail.
 	Close() error
 }
@@ -39,6 +49,13 @@ type NodeInfo struct {
 	// Persistent: every write is fsynced before it is acknowledged
 	// (appendonly yes, appendfsync always), so a restart loses no lock.
 	Persistent bool
+	// Intact: the backend carries the intact marker, so its fencing
+	// counters are complete: none was lost to a restart since an engine
+	// repaired them (or bootstrapped a new deployment).
+	Intact bool
+	// MaxTTL is the backend's record of the longest padded TTL any engine
+	// may grant; 0 when none was written.
+	MaxTTL time.Duration
 }
 
 // OpKind is what a single-node operation does.
@@ -46,20 +63,22 @@ type OpKind uint8
 
 // The single-node operations a round is made of.
 const (
-	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL; OK: it was set
+	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set
 	OpDelIfEq                       // delete Key if it holds Value; OK: deleted
-	OpPExpireIfEq                   // set Key's TTL if it holds Value; OK: done
+	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open; OK: done
+	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry
 	OpDel                           // delete Key whatever it holds; OK: it existed
 	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
-	OpHashAcquire // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR. OK: held; N: holds, else PTTL
-	OpHashRelease // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
-	OpHashExtend  // set Key's TTL while Value holds it; OK: done
-	OpHashUnhold  // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
-	OpHashGet     // field Value of hash Key and the key's TTL: Entry
-	OpRaise       // raise counter Key to at least N; OK: done
+	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR. OK: held; N: holds, else PTTL
+	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
+	OpHashExtend   // set Key's TTL while Value holds it; OK: done
+	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
+	OpHashGet      // field Value of hash Key and the key's TTL: Entry
+	OpRaise        // raise counter Key to at least N; OK: done
+	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 )
 
 // Op is one single-node operation.
@@ -73,6 +92,14 @@ type Op struct {
 	Aux    string
 	AuxTTL time.Duration
 	N      int64
+	// Round identifies the round that writes (acquire, overwrite): kept
+	// beside the key, so that a rollback (OpUndo) removes only its own
+	// round's write, never a retry's through another replica.
+	Round string
+	// Pad is TTL minus the TTL the holder asked for, kept beside the key:
+	// an extend refuses once the key's PTTL is down to it, as the holder's
+	// window is then over even though the padded key lives on.
+	Pad time.Duration
 }
 
 // Reply is one node's answer to an Op.
@@ -80,6 +107,7 @@ type Reply struct {
 	OK    bool
 	Entry Entry // OpRead, OpHashGet
 	N     int64 // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result
+	Pre   int64 // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64 // OpHashAcquire with a token counter: the counter after INCR
 	Err   error
 }

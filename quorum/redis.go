@@ -5,6 +5,8 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +16,10 @@ import (
 )
 
 var (
+	//go:embed scripts/acquire.lua
+	acquireLua string
+	//go:embed scripts/undo.lua
+	undoLua string
 	//go:embed scripts/delifeq.lua
 	delIfEqLua string
 	//go:embed scripts/pexpireifeq.lua
@@ -28,23 +34,37 @@ var (
 	hashExtendLua string
 	//go:embed scripts/hashunhold.lua
 	hashUnholdLua string
+	//go:embed scripts/hashsetholds.lua
+	hashSetHoldsLua string
 	//go:embed scripts/hashget.lua
 	hashGetLua string
 	//go:embed scripts/raise.lua
 	raiseLua string
 	//go:embed scripts/setxx.lua
 	setXXLua string
+	//go:embed scripts/del.lua
+	delLua string
+	//go:embed scripts/record.lua
+	recordLua string
+	//go:embed scripts/repair.lua
+	repairLua string
 
-	delIfEqScript     = redis.NewScript(delIfEqLua)
-	pexpireIfEqScript = redis.NewScript(pexpireIfEqLua)
-	getPTTLScript     = redis.NewScript(getPTTLLua)
-	hashAcquireScript = redis.NewScript(hashAcquireLua)
-	hashReleaseScript = redis.NewScript(hashReleaseLua)
-	hashExtendScript  = redis.NewScript(hashExtendLua)
-	hashUnholdScript  = redis.NewScript(hashUnholdLua)
-	hashGetScript     = redis.NewScript(hashGetLua)
-	raiseScript       = redis.NewScript(raiseLua)
-	setXXScript       = redis.NewScript(setXXLua)
+	acquireScript      = redis.NewScript(acquireLua)
+	undoScript         = redis.NewScript(undoLua)
+	delIfEqScript      = redis.NewScript(delIfEqLua)
+	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
+	getPTTLScript      = redis.NewScript(getPTTLLua)
+	hashAcquireScript  = redis.NewScript(hashAcquireLua)
+	hashReleaseScript  = redis.NewScript(hashReleaseLua)
+	hashExtendScript   = redis.NewScript(hashExtendLua)
+	hashUnholdScript   = redis.NewScript(hashUnholdLua)
+	hashSetHoldsScript = redis.NewScript(hashSetHoldsLua)
+	hashGetScript      = redis.NewScript(hashGetLua)
+	raiseScript        = redis.NewScript(raiseLua)
+	setXXScript        = redis.NewScript(setXXLua)
+	recordScript       = redis.NewScript(recordLua)
+	delScript          = redis.NewScript(delLua)
+	repairScript       = redis.NewScript(repairLua)
 
 	errClosed = errors.New("node closed")
 )
@@ -183,10 +203,12 @@ func (n *RedisNode) Watch(f func(NodeInfo)) {
 type infoReader interface {
 	Info(ctx context.Context, sections ...string) *redis.StringCmd
 	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+	MGet(ctx context.Context, keys ...string) *redis.SliceCmd
 }
 
-// readInfo reads run_id, uptime and whether every write is fsynced. A
-// backend that refuses CONFIG GET counts as not persistent.
+// readInfo reads run_id, uptime, whether every write is fsynced, the intact
+// marker and the max-TTL record. A backend that refuses CONFIG GET counts as
+// not persistent.
 func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
 	text, err := c.Info(ctx, "server", "persistence").Result()
 	if err != nil {
@@ -214,7 +236,61 @@ func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
 			info.Persistent = cfg["appendfsync"] == "always"
 		}
 	}
+	marks, err := c.MGet(ctx, IntactKey, MaxTTLKey).Result()
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	info.Intact = marks[0] != nil
+	if s, ok := marks[1].(string); ok {
+		ms, _ := strconv.ParseInt(s, 10, 64)
+		info.MaxTTL = time.Duration(ms) * time.Millisecond
+	}
 	return info, nil
+}
+
+// Record implements Node.
+func (n *RedisNode) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+	ms, err := recordScript.Run(ctx, n.client, []string{MaxTTLKey}, ttl.Milliseconds()).Int64()
+	return time.Duration(ms) * time.Millisecond, err
+}
+
+// Counters implements Node.
+func (n *RedisNode) Counters(ctx context.Context) (map[string]int64, error) {
+	keys, err := n.client.SMembers(ctx, CountersKey).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(keys))
+	for chunk := range slices.Chunk(keys, 1000) {
+		vals, err := n.client.MGet(ctx, chunk...).Result()
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			s, _ := v.(string)
+			out[chunk[i]], _ = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	return out, nil
+}
+
+// Repair implements Node: the counters in chunks, the marker with the last.
+func (n *RedisNode) Repair(ctx context.Context, counters map[string]int64) error {
+	keys := slices.Sorted(maps.Keys(counters))
+	for i := 0; i == 0 || i < len(keys); i += 500 {
+		chunk := keys[i:min(i+500, len(keys))]
+		args := []any{"0"}
+		if i+500 >= len(keys) {
+			args[0] = "1"
+		}
+		for _, k := range chunk {
+			args = append(args, k, counters[k])
+		}
+		if err := repairScript.Run(ctx, n.client, []string{CountersKey, IntactKey}, args...).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Close implements Node: queued operations fail, then the client closes.
@@ -318,43 +394,62 @@ func (n *RedisNode) pipeline(ctx context.Context, calls []call, eval bool) []red
 	return cmds
 }
 
-func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cmder {
-	keys := []string{op.Key}
-	if op.Aux != "" {
-		keys = append(keys, op.Aux)
+// keysOf lists the keys a script for op touches.
+func keysOf(op Op) []string {
+	switch op.Kind {
+	case OpSetNX, OpUndo, OpDelIfEq, OpPExpireIfEq, OpSetXX, OpDel:
+		return []string{op.Key, MetaKey(op.Key)}
+	case OpHashAcquire:
+		if op.Aux != "" {
+			return []string{op.Key, op.Aux, CountersKey}
+		}
+	case OpRaise:
+		return []string{op.Key, CountersKey}
 	}
+	if op.Aux != "" {
+		return []string{op.Key, op.Aux}
+	}
+	return []string{op.Key}
+}
+
+func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cmder {
+	keys := keysOf(op)
 	script := func(s *redis.Script, args ...any) redis.Cmder {
 		if eval {
 			return s.Eval(ctx, pipe, keys, args...)
 		}
 		return s.EvalSha(ctx, pipe, keys, args...)
 	}
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	switch op.Kind {
 	case OpSetNX:
-		// Spelled out rather than SetNX, which would round whole seconds to EX.
-		return pipe.Do(ctx, "set", op.Key, op.Value, "px", op.TTL.Milliseconds(), "nx")
+		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
+	case OpUndo:
+		return script(undoScript, op.Value, op.Round)
 	case OpDelIfEq:
 		return script(delIfEqScript, op.Value)
 	case OpPExpireIfEq:
-		return script(pexpireIfEqScript, op.Value, op.TTL.Milliseconds())
+		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
 	case OpRead:
 		return script(getPTTLScript)
 	case OpDel:
-		return pipe.Del(ctx, op.Key)
+		return script(delScript)
 	case OpSetXX:
-		return script(setXXScript, op.Value, op.TTL.Milliseconds())
+		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
 	case OpHashAcquire:
-		return script(hashAcquireScript, op.Value, op.TTL.Milliseconds())
+		return script(hashAcquireScript, op.Value, ms(op.TTL))
 	case OpHashRelease:
-		return script(hashReleaseScript, op.Value, op.TTL.Milliseconds(), op.AuxTTL.Milliseconds())
+		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
 	case OpHashExtend:
-		return script(hashExtendScript, op.Value, op.TTL.Milliseconds())
+		return script(hashExtendScript, op.Value, ms(op.TTL))
 	case OpHashUnhold:
 		all := "1"
 		if op.N == 0 {
 			all = "all"
 		}
-		return script(hashUnholdScript, op.Value, all)
+		return script(hashUnholdScript, op.Value, all, ms(op.AuxTTL), "1")
+	case OpHashSetHolds:
+		return script(hashSetHoldsScript, op.Value, op.N, ms(op.TTL), ms(op.AuxTTL), "0")
 	case OpHashGet:
 		return script(hashGetScript, op.Value)
 	case OpRaise:
@@ -367,11 +462,6 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cm
 func replyOf(op Op, cmd redis.Cmder) Reply {
 	err := cmd.Err()
 	switch op.Kind {
-	case OpSetNX:
-		if errors.Is(err, redis.Nil) {
-			return Reply{}
-		}
-		return Reply{OK: err == nil, Err: err}
 	case OpRead, OpHashGet:
 		if err != nil {
 			return Reply{Err: err}
@@ -383,6 +473,11 @@ func replyOf(op Op, cmd redis.Cmder) Reply {
 			return Reply{Err: err}
 		}
 		return hashAcquireReply(cmd.(*redis.Cmd).Val())
+	case OpHashRelease:
+		if err != nil {
+			return Reply{Err: err}
+		}
+		return hashReleaseReply(cmd.(*redis.Cmd).Val())
 	}
 	if err != nil {
 		return Reply{Err: err}
@@ -409,6 +504,18 @@ func hashAcquireReply(val any) Reply {
 		}
 	}
 	return Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
+}
+
+// hashReleaseReply reads the {result, holds before} reply of the hash release script.
+func hashReleaseReply(val any) Reply {
+	if res, ok := val.([]any); ok && len(res) == 2 {
+		code, ok1 := res[0].(int64)
+		pre, ok2 := res[1].(int64)
+		if ok1 && ok2 {
+			return Reply{OK: code == 1, N: code, Pre: pre}
+		}
+	}
+	return Reply{Err: fmt.Errorf("unexpected reply to the hash release script: %v", val)}
 }
 
 // entryOf reads the {value, pttl[, type]} reply of a read script.

@@ -39,7 +39,7 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
 // without such a key fails with ErrNotHeld.
 func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRound()}, ttl)
 }
 
 // extend runs an extend round of op with Extend's rules.
@@ -53,7 +53,7 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 	if rerr != nil {
 		return Grant{}, rerr
 	}
-	return g, nil
+	return g, nil // nothing to revoke: see Grant.Revoke
 }
 
 // ForceRelease deletes key on every node whatever it holds (DEL). It reports

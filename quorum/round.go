@@ -2,8 +2,36 @@ package quorum
 
 import (
 	"context"
+	"encoding/hex"
+	"strconv"
 	"time"
 )
+
+type arrivalKey struct{}
+
+// WithArrival returns ctx carrying the moment the caller's request arrived
+// (read off the client's socket). Acquire and extend rounds measure the
+// validity they leave from it, so time spent queued before the round
+// started counts against the caller's window. Without it they measure from
+// their own call.
+func WithArrival(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, t)
+}
+
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
+// newRound returns an id no other round of any engine shares: this
+// engine's random prefix and a sequence number.
+func (e *Engine) newRound() string {
+	return e.roundPrefix + "." + strconv.FormatUint(e.roundSeq.Add(1), 36)
+}
+
+func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }
 
 // lateGrace is how long past a round's deadline the engine still waits for
 // a node's late answer before a rollback: a node answers by its own deadline
@@ -19,8 +47,8 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	}
 	deadline := time.Now().Add(timeout)
 	t := newTally(e.send(idx, op, deadline), len(idx), e.quorum, deadline, e.lateGrace())
-	if counting && e.opts.quarantine {
-		t.counts = func(j int) bool { return e.health[idx[j]].counts(time.Now(), true) }
+	if counting {
+		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
 		t.hopeless = make([]bool, len(idx))
 		for j := range idx {
 			t.hopeless[j] = !t.counts(j)
@@ -35,7 +63,7 @@ type timedRound struct {
 	*tally
 	unlock  func()
 	ttl     time.Duration
-	start   time.Time
+	start   time.Time // the request's arrival: the caller's window opened then
 	elapsed time.Duration
 }
 
@@ -46,12 +74,13 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 	if err := e.checkTTL(ttl); err != nil {
 		return nil, err
 	}
+	start := arrival(ctx)
 	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
 	if err != nil {
 		return nil, err
 	}
-	start := time.Now()
 	op.TTL = e.PaddedTTL(ttl)
+	op.Pad = op.TTL - ttl
 	t := e.start(nil, op, e.lockTimeout(ttl), true)
 	t.collect()
 	return &timedRound{tally: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start)}, nil
@@ -63,11 +92,21 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 func (e *Engine) verdict(r *timedRound, op string, negative error, word string) (Grant, *RoundError) {
 	switch {
 	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.minValidity:
-		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes}, nil
+		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.minValidity)}, nil
 	case r.nYes >= e.quorum:
 		rerr := r.roundError(op, ErrValiditySpent, e.nodes, word)
 		rerr.Spent = r.elapsed
 		return Grant{}, rerr
 	}
 	return Grant{}, r.roundError(op, r.failure(negative), e.nodes, word)
+}
+
+// judgeAgain describes a failed round once every answer is in: late answers
+// may sharpen the reason (taken rather than sick) and name every node, but a
+// round that failed never becomes a grant, however its late votes fall.
+func (e *Engine) judgeAgain(r *timedRound, op string, negative error, word string, first *RoundError) *RoundError {
+	if first.Reason == ErrValiditySpent {
+		return first
+	}
+	return r.roundError(op, r.failure(negative), e.nodes, word)
 }

@@ -36,13 +36,16 @@ type tally struct {
 	// quarantine); hopeless marks nodes that could not count when sent to.
 	counts   func(i int) bool
 	hopeless []bool
+	// settled is closed once every node answered (or gave up) after the
+	// round was handed to finish.
+	settled chan struct{}
 }
 
 // newTally counts the answers arriving on ch. Late answers are awaited until
 // lastWait at most: a node must answer within its own deadline.
 func newTally(ch <-chan answer, n, quorum int, deadline time.Time, lastWait time.Duration) *tally {
 	return &tally{ch: ch, votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n), quorum: quorum,
-		deadline: deadline, giveUp: deadline.Add(lastWait)}
+		deadline: deadline, giveUp: deadline.Add(lastWait), settled: make(chan struct{})}
 }
 
 func (t *tally) add(a answer) {
@@ -58,7 +61,9 @@ func (t *tally) add(a answer) {
 	case a.reply.Err != nil:
 		t.votes[a.node], t.errs[a.node] = failed, a.reply.Err
 		t.nFail++
-	case a.reply.OK && t.counts != nil && !t.counts(a.node):
+	case a.reply.OK && t.counts != nil && (t.hopeless[a.node] || !t.counts(a.node)):
+		// A node that could not count when the round was sent never counts
+		// in it: the round was judged without it.
 		t.votes[a.node] = quarantined
 		t.nFail++
 	case a.reply.OK:
@@ -131,11 +136,13 @@ func (t *tally) drain() {
 func (t *tally) finish(unlock func()) {
 	if t.arrived == len(t.votes) {
 		unlock()
+		close(t.settled)
 		return
 	}
 	go func() {
 		t.drain()
 		unlock()
+		close(t.settled)
 	}()
 }
 

@@ -1,6 +1,10 @@
 -- Undoes hold(s) of owner ARGV[1] on hash lock KEYS[1]: one hold (rolling back a
 -- grant) when ARGV[2] is "1", every hold (finishing a release) when it is "all".
--- Returns 1 when the key was deleted, else 0.
+-- With KEYS[2] (an unlock latch), the latch records ARGV[4] for ARGV[3] ms, the
+-- result the quorum answered. Returns 1 when the key was deleted, else 0.
+if #KEYS > 1 then
+  redis.call("SET", KEYS[2], ARGV[4], "PX", ARGV[3])
+end
 if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
   return 0
 end

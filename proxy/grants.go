@@ -1,0 +1,50 @@
+package proxy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// track records a finished acquire or extend round in the metrics and, when
+// it granted, holds the grant for the check its reply must pass (settle).
+func (s *Server) track(c *request, kind roundKind, start time.Time, g quorum.Grant, err error) {
+	s.metrics.observe(kind, start, err, g.Validity)
+	if err != nil {
+		return
+	}
+	c.grantsMu.Lock()
+	c.grants = append(c.grants, g)
+	c.grantsMu.Unlock()
+}
+
+// settle runs immediately before a request's reply is written. A reply that
+// says "granted" may go out only while the caller's window, measured from
+// the command's arrival, still leaves the minimum validity: a pipeline
+// neighbour, a queue or a pause of this process may have used it up since
+// the round decided. Then every grant of the request is revoked (an acquire
+// rolled back, its own writes only) before the reply is replaced by the
+// failure.
+func (c *request) settle() {
+	c.grantsMu.Lock()
+	grants := c.grants
+	c.grants = nil
+	c.grantsMu.Unlock()
+	now := time.Now()
+	lapsed := false
+	for _, g := range grants {
+		lapsed = lapsed || !now.Before(g.ReplyBy)
+	}
+	if !lapsed {
+		return
+	}
+	for _, g := range grants {
+		g.Revoke()
+	}
+	c.s.metrics.lapsed.Add(1)
+	c.wr.SetBuffer(c.wr.Buffer()[:c.mark])
+	c.writeErr(respError(fmt.Sprintf("NOQUORUM granted, but the reply could not be written while the lock's window lasted "+
+		"(%s after the command arrived, past its TTL less min_validity %s); rolled back",
+		now.Sub(c.arrived).Round(time.Millisecond), c.s.engine.MinValidity())))
+}

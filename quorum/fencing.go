@@ -1,0 +1,94 @@
+package quorum
+
+import (
+	"context"
+	"maps"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// tendCounters keeps every reachable node's fencing counters intact (see
+// Fencing in doc.go). A node without the intact marker (it restarted empty,
+// or is new) is repaired: each counter is raised to the largest value among
+// enough intact other nodes that they share a node with every quorum a
+// token was raised on, and the node is then marked. When no node at all is
+// marked and a quorum is reachable, this is a new deployment: the nodes are
+// marked as they are. One repair runs at a time per engine; engines that
+// repair the same node at once do no harm (raises only go up).
+func (e *Engine) tendCounters() {
+	if !e.checkedAll.Load() || !e.repairing.TryLock() {
+		return
+	}
+	defer e.repairing.Unlock()
+	var up, intact, unmarked []int
+	for i, h := range e.health {
+		h.mu.Lock()
+		usable, marked := h.up && h.known && h.dupOf == "", h.intact
+		h.mu.Unlock()
+		switch {
+		case !usable:
+		case marked:
+			up, intact = append(up, i), append(intact, i)
+		default:
+			up, unmarked = append(up, i), append(unmarked, i)
+		}
+	}
+	if len(unmarked) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
+	defer cancel()
+	if len(intact) == 0 {
+		if len(up) < e.quorum {
+			return
+		}
+		e.opts.logger.Warn("no backend carries fencing counters yet: marking them as a new deployment", "backends", len(up))
+		for _, i := range unmarked {
+			e.repair(ctx, i, nil)
+		}
+		return
+	}
+	if len(intact) < e.recordReaders() {
+		return // not enough intact nodes to copy from: tokens wait (NOQUORUM), never go back
+	}
+	for _, i := range unmarked {
+		merged, read := map[string]int64{}, 0
+		for _, j := range intact {
+			counters, err := e.nodes[j].Counters(ctx)
+			if err != nil {
+				continue
+			}
+			read++
+			for k, v := range counters {
+				merged[k] = max(merged[k], v)
+			}
+		}
+		if read >= e.recordReaders() {
+			e.repair(ctx, i, merged)
+		}
+	}
+}
+
+// repair raises node i's counters to counters and marks it intact.
+func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
+	if err := e.nodes[i].Repair(ctx, maps.Clone(counters)); err != nil {
+		e.opts.logger.Warn("fencing counter repair failed; retried at the next check", "node", e.nodes[i].Addr(), "err", err)
+		return
+	}
+	h := e.health[i]
+	h.mu.Lock()
+	h.intact = true
+	h.mu.Unlock()
+	e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))
+}
+
+// unrepaired names the nodes whose fencing counters do not count, for errors.
+func (e *Engine) unrepaired() *multierror.Error {
+	var errs *multierror.Error
+	for i, h := range e.health {
+		if !h.isIntact() && !h.isDown() {
+			errs = multierror.Append(errs, &NodeError{Addr: e.nodes[i].Addr(), Err: errString("fencing counters not repaired yet (restarted or new)")})
+		}
+	}
+	return errs
+}

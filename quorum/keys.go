@@ -1,0 +1,28 @@
+package quorum
+
+import "strings"
+
+// Internal keys the engine keeps on every backend beside the locks. Clients
+// never see them: reads and scans through the engine skip them.
+const (
+	// InternalPrefix starts every key the engine keeps for itself.
+	InternalPrefix = "__redlock:"
+	// metaPrefix + a lock key is a hash beside each lock: field r, the round
+	// that wrote the lock; field p, the padding of its TTL in ms.
+	metaPrefix = InternalPrefix + "m:"
+	// IntactKey (no TTL) marks a backend whose fencing counters are
+	// complete; a backend that restarted empty lacks it until repaired.
+	IntactKey = InternalPrefix + "intact"
+	// CountersKey is the set of fencing counter keys on a backend.
+	CountersKey = InternalPrefix + "counters"
+	// MaxTTLKey (no TTL) records the longest padded TTL, in ms, that any
+	// engine sharing the backend may grant: every engine's restart
+	// quarantine lasts at least that long.
+	MaxTTLKey = InternalPrefix + "max_ttl"
+)
+
+// MetaKey is the key that notes who wrote lock key, and how padded.
+func MetaKey(key string) string { return metaPrefix + key }
+
+// IsInternal reports whether key is one the engine keeps for itself.
+func IsInternal(key string) bool { return strings.HasPrefix(key, InternalPrefix) }

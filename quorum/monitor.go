@@ -1,0 +1,173 @@
+package quorum
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// watchHealth starts one monitor per node and records what each node says
+// when it connects. It runs a first check of every node before returning, so
+// the engine knows its backends' ages, records and counters before it serves.
+func (e *Engine) watchHealth() {
+	for i, n := range e.nodes {
+		h := &health{nudge: make(chan struct{}, 1)}
+		e.health[i] = h
+		n.Watch(func(info NodeInfo) { e.learn(i, info) })
+	}
+	e.hadQuorum.Store(true) // so that starting without one is logged
+	var first sync.WaitGroup
+	for i := range e.nodes {
+		first.Add(1)
+		e.monitors.Add(1)
+		go e.monitor(i, &first)
+	}
+	first.Wait()
+	e.checkedAll.Store(true)
+	e.tendCounters()
+	e.noteQuorum() // judged once every backend was checked, not after the first one
+}
+
+// learn records what node i said of itself, on a check or a new connection.
+func (e *Engine) learn(i int, info NodeInfo) {
+	h, n := e.health[i], e.nodes[i]
+	if event := h.observe(info, time.Now()); event != "" {
+		e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.quarantine)
+		for j := range e.nodes {
+			e.nudgeCheck(j) // this engine's record on the new run, and every other's read, soon
+		}
+	}
+	e.raiseWindow(i, info.MaxTTL)
+	e.findDuplicates()
+}
+
+// findDuplicates marks a node that reports the run_id of another as that
+// one's duplicate (one server under two addresses): it would vote twice.
+func (e *Engine) findDuplicates() {
+	first := map[string]int{}
+	for i, h := range e.health {
+		h.mu.Lock()
+		runID, was := h.runID, h.dupOf
+		h.mu.Unlock()
+		dup := ""
+		if j, seen := first[runID]; seen && runID != "" {
+			dup = e.nodes[j].Addr()
+		} else if runID != "" {
+			first[runID] = i
+		}
+		if dup == was {
+			continue
+		}
+		h.mu.Lock()
+		h.dupOf = dup
+		h.mu.Unlock()
+		if dup != "" {
+			e.opts.logger.Error("two backends are one server (same run_id): the second never votes; list each server once",
+				"node", e.nodes[i].Addr(), "same_as", dup, "run_id", runID)
+		}
+	}
+}
+
+// monitor checks node i every health interval, and with backoff while it
+// is down, until the engine closes.
+func (e *Engine) monitor(i int, first *sync.WaitGroup) {
+	defer e.monitors.Done()
+	h, n := e.health[i], e.nodes[i]
+	backoff := e.opts.healthInterval
+	for {
+		wasUp := h.snapshotUp()
+		e.check(i)
+		up := h.snapshotUp()
+		if first != nil {
+			if !up {
+				e.opts.logger.Warn("backend down at start", "node", n.Addr(), "err", h.lastErr())
+			}
+			first.Done()
+			first = nil
+			wasUp = up // the first check sets the state; it does not change it
+		} else {
+			e.tendCounters()
+		}
+		switch {
+		case up:
+			backoff = e.opts.healthInterval
+		case wasUp || backoff == e.opts.healthInterval:
+			backoff = 100 * time.Millisecond
+		default:
+			backoff = min(2*backoff, 5*time.Second)
+		}
+		if up != wasUp {
+			e.opts.logger.Warn("backend state changed", "node", n.Addr(), "up", up, "err", h.lastErr())
+		}
+		e.noteQuorum() // also catches a quarantine ending
+		timer := time.NewTimer(backoff)
+		select {
+		case <-e.stopHealth:
+			timer.Stop()
+			return
+		case <-h.nudge:
+			timer.Stop()
+		case <-timer.C:
+		}
+	}
+}
+
+// check reads node i's identity, writes this engine's max-TTL record on it
+// and reads the record back, and records the outcome.
+func (e *Engine) check(i int) {
+	h, n := e.health[i], e.nodes[i]
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.nodeTimeout)
+	defer cancel()
+	start := time.Now()
+	info, err := n.Info(ctx)
+	var rerr redis.Error
+	answered := err == nil || errors.As(err, &rerr) // a Redis error reply: up, identity unknown
+	recorded := false
+	if err == nil {
+		e.learn(i, info)
+		var record time.Duration
+		if record, err = n.Record(ctx, e.PaddedTTL(e.opts.maxTTL)); err == nil {
+			e.raiseWindow(i, record)
+			recorded = true
+		}
+	}
+	h.mu.Lock()
+	h.up, h.err, h.checked, h.latency = answered, err, time.Now(), time.Since(start)
+	if recorded && h.runID == info.RunID {
+		h.recorded, h.lastOK = true, time.Now()
+	}
+	h.mu.Unlock()
+}
+
+// noteQuorum logs when the usable backends fall below a quorum, or rise to
+// one; it is silent until every backend was checked once.
+func (e *Engine) noteQuorum() {
+	if !e.checkedAll.Load() {
+		return
+	}
+	usable := 0
+	for _, st := range e.Status() {
+		if st.Up && st.Quarantined == 0 && st.DuplicateOf == "" {
+			usable++
+		}
+	}
+	has := usable >= e.quorum
+	if e.hadQuorum.Swap(has) != has {
+		if has {
+			e.opts.logger.Info("quorum available again", "usable", usable, "quorum", e.quorum)
+		} else {
+			e.opts.logger.Error("quorum lost: locks cannot be granted", "usable", usable, "quorum", e.quorum)
+		}
+	}
+}
+
+// nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.
+func (e *Engine) nudgeCheck(i int) {
+	select {
+	case e.health[i].nudge <- struct{}{}:
+	default:
+	}
+}
