@@ -62,6 +62,34 @@ func (e *faultEnv) clearToxics() {
 	}
 }
 
+// childReplica runs this test binary as a proxy process (see TestMain) with
+// cfg's backends and settings, so that a test can pause it for real with
+// SIGSTOP. It is killed at the test's end.
+func childReplica(t *testing.T, cfg config.Config) (string, *exec.Cmd) {
+	t.Helper()
+	port, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := port.Addr().String()
+	port.Close()
+	var backends []string
+	for _, b := range cfg.Backends {
+		backends = append(backends, b.Addr)
+	}
+	child := exec.Command(os.Args[0], "-listen", addr, "-backends", strings.Join(backends, ","),
+		fmt.Sprint("-quarantine=", cfg.Quarantine), "-max-ttl", cfg.MaxTTL.String(), "-node-timeout", cfg.NodeTimeout.String(),
+		"-health-interval", cfg.HealthInterval.String(), "-timeout-factor", fmt.Sprint(cfg.TimeoutFactor),
+		"-min-validity", cfg.MinValidity.String())
+	child.Env = append(os.Environ(), childEnv+"=1")
+	child.Stderr = os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Signal(syscall.SIGCONT); _ = child.Process.Kill(); _ = child.Wait() })
+	return addr, child
+}
+
 // replicas starts two proxies over the toxiproxy links: one in this process
 // and one child process (this test binary, run as the proxy), so that a
 // replica can be paused for real. They stop at the end of the scenario.
@@ -89,23 +117,7 @@ func (e *faultEnv) replicas(t *testing.T, mutate func(*config.Config)) (addrs [2
 	t.Cleanup(a.close)
 	addrs[0] = ln.Addr().String()
 
-	port, _ := net.Listen("tcp", "127.0.0.1:0")
-	addrs[1] = port.Addr().String()
-	port.Close()
-	var backends []string
-	for _, b := range cfg.Backends {
-		backends = append(backends, b.Addr)
-	}
-	child = exec.Command(os.Args[0], "-listen", addrs[1], "-backends", strings.Join(backends, ","),
-		fmt.Sprint("-quarantine=", cfg.Quarantine), "-max-ttl", cfg.MaxTTL.String(), "-node-timeout", cfg.NodeTimeout.String(),
-		"-health-interval", cfg.HealthInterval.String(), "-timeout-factor", fmt.Sprint(cfg.TimeoutFactor),
-		"-min-validity", cfg.MinValidity.String())
-	child.Env = append(os.Environ(), childEnv+"=1")
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = child.Process.Signal(syscall.SIGCONT); _ = child.Process.Kill(); _ = child.Wait() })
+	addrs[1], child = childReplica(t, cfg)
 	for _, addr := range addrs {
 		waitUsable(t, addr)
 	}

@@ -95,13 +95,19 @@ func (s *Server) infoRedlock() string {
 		switch {
 		case !st.Up:
 			state = "down"
+		case st.DuplicateOf != "":
+			state = "duplicate"
 		case st.Quarantined != 0:
 			state = "quarantined"
 		default:
 			usable++
 		}
-		fmt.Fprintf(&nodes, "backend%d:addr=%s,state=%s,run_id=%s,persistent=%d,quarantine_left_ms=%d,latency_us=%d",
-			i, st.Addr, state, st.RunID, boolInt(st.Persistent), max(st.Quarantined.Milliseconds(), 0), st.Latency.Microseconds())
+		fmt.Fprintf(&nodes, "backend%d:addr=%s,state=%s,run_id=%s,persistent=%d,quarantine_left_ms=%d,latency_us=%d,counters_intact=%d",
+			i, st.Addr, state, st.RunID, boolInt(st.Persistent), max(st.Quarantined.Milliseconds(), 0), st.Latency.Microseconds(),
+			boolInt(st.Intact))
+		if st.DuplicateOf != "" {
+			fmt.Fprintf(&nodes, ",same_server_as=%s", st.DuplicateOf)
+		}
 		if st.Err != nil {
 			fmt.Fprintf(&nodes, ",error=%s", strings.NewReplacer(",", ";", "\r", " ", "\n", " ").Replace(st.Err.Error()))
 		}

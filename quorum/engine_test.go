@@ -399,3 +399,37 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		t.Fatalf("New(nil) = %v", err)
 	}
 }
+
+// A round that failed stays failed. Here node2 could not count when the
+// round was sent (restart quarantine), the round fails at once (node0
+// refuses), and while it waits for node2 before rolling back, node2's
+// quarantine ends and it answers yes. Judged again, that yes must not turn
+// the failure into a grant: the rollback is already decided, and the caller
+// would be told OK with its keys deleted.
+func TestFailedRoundNeverTurnsIntoAGrant(t *testing.T) {
+	fs, nodes := fakes(3)
+	e := newEngine(t, nodes)
+	gate := make(chan struct{})
+	fs[0].setFault(errRefused, 0, nil)
+	fs[2].setFault(nil, 0, gate)
+	fs[2].restart(false)
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Acquire(t.Context(), "k", "v", 10*time.Second)
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // decided: node0 refused, node2 could not count
+	h := e.health[2]
+	h.mu.Lock()
+	h.since, h.restarted, h.recorded = time.Time{}, time.Time{}, true // its quarantine is over now
+	h.mu.Unlock()
+	close(gate)
+	if err := <-done; !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("Acquire = %v; want the NOQUORUM it was decided as", err)
+	}
+	for _, f := range fs[1:] {
+		if _, held := f.get("k"); held {
+			t.Fatalf("%s still holds the failed round's write", f.name)
+		}
+	}
+}

@@ -44,7 +44,8 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 		return Grant{}, err
 	}
 	g, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
-	if rerr == nil {
+	voted := rerr == nil // a failure after the vote (levelling, fencing) is described as it is
+	if voted {
 		rerr = e.levelHolds(r, key, owner)
 	}
 	if rerr == nil && tokenKey != "" {
@@ -62,7 +63,9 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	defer r.unlock()
 	r.drain()
-	rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
+	if !voted {
+		rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
+	}
 	// Only nodes that said they granted give a hold back: on a node that did
 	// not answer, the hold may be one the owner already had.
 	rerr.addNodeErrs(e.rollback(undo, r.granted()))

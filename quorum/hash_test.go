@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -142,5 +143,44 @@ func eventuallyTrue(t *testing.T, cond func() bool) {
 		if time.Now().After(deadline) {
 			t.Fatal("condition not met after 5s")
 		}
+	}
+}
+
+// A node that lost its fencing counters (restarted empty) gives no token
+// and counts toward no raise until a majority of the others repaired it:
+// with quarantine off it votes for the lock at once, but the token must
+// not come from it.
+func TestFencedTokensWaitForRepair(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns, WithQuarantine(false), WithHealthInterval(20*time.Millisecond))
+	ctx := context.Background()
+	const key, tokens, a = "{f}", "redisson_lock_token:{f}", "uuid:1"
+	fs[2].setFault(errRefused, 0, nil)
+	var last int64
+	for range 10 {
+		g, err := e.AcquireHash(ctx, key, a, time.Second, tokens)
+		if err != nil || g.Token <= last {
+			t.Fatalf("fenced acquire = %+v, %v; want a token above %d", g, err, last)
+		}
+		last = g.Token
+	}
+	fs[2].setFault(nil, 0, nil) // back, with no counters: it missed every raise
+	fs[0].setFault(errRefused, 0, nil)
+	fs[1].restart(false) // lost its counters
+	_, err := e.AcquireHash(ctx, "{g}", a, time.Second, tokens)
+	if !errors.Is(err, ErrNoQuorum) || !strings.Contains(err.Error(), "fencing counters not repaired") {
+		t.Fatalf("fenced acquire with node1 unrepaired and node0 down = %v; want NOQUORUM naming node1", err)
+	}
+	if _, err := e.ReadCounter(ctx, tokens); !errors.Is(err, ErrNoQuorum) {
+		t.Fatalf("token read with node1 unrepaired = %v; want NOQUORUM", err)
+	}
+	fs[0].setFault(nil, 0, nil)
+	eventuallyTrue(t, func() bool { return e.Status()[1].Intact })
+	if n := fs[1].counter(tokens); n < last {
+		t.Fatalf("node1 repaired to %d; want at least %d", n, last)
+	}
+	g, err := e.AcquireHash(ctx, "{g}", a, time.Second, tokens)
+	if err != nil || g.Token <= last {
+		t.Fatalf("after the repair: %+v, %v; want a token above %d", g, err, last)
 	}
 }

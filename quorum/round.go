@@ -79,6 +79,12 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 	if err != nil {
 		return nil, err
 	}
+	if spent := time.Since(start); ttl-spent <= e.opts.minValidity {
+		// Queued past the caller's window: send nothing (an extend sent now
+		// could shorten a lock while its reply says it failed).
+		unlock()
+		return nil, &RoundError{Op: opName(op.Kind), Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: spent}
+	}
 	op.TTL = e.PaddedTTL(ttl)
 	op.Pad = op.TTL - ttl
 	t := e.start(nil, op, e.lockTimeout(ttl), true)
@@ -109,4 +115,12 @@ func (e *Engine) judgeAgain(r *timedRound, op string, negative error, word strin
 		return first
 	}
 	return r.roundError(op, r.failure(negative), e.nodes, word)
+}
+
+// opName is how errors name the round an op starts.
+func opName(k OpKind) string {
+	if k == OpSetNX || k == OpHashAcquire {
+		return "acquire"
+	}
+	return "extend"
 }
