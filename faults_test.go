@@ -24,11 +24,13 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 )
 
-// faultEnv is five real redis-servers, each behind a toxiproxy proxy.
+// faultEnv is five real redis-servers, each behind two toxiproxy links:
+// tox[0] for the in-process replica, tox[1] for the child replica, so that
+// a scenario can break one replica's links alone.
 type faultEnv struct {
 	t     *testing.T
 	redis []*redistest.Server
-	tox   []*toxiproxy.Proxy
+	tox   [2][]*toxiproxy.Proxy
 }
 
 const suiteMaxTTL = 3 * time.Second
@@ -36,29 +38,41 @@ const suiteMaxTTL = 3 * time.Second
 func newFaultEnv(t *testing.T) *faultEnv {
 	e := &faultEnv{t: t, redis: redistest.Start(t, 5)}
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	for i, r := range e.redis {
-		p := toxiproxy.NewProxy(srv, fmt.Sprint("redis", i), "127.0.0.1:0", r.Addr)
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
+	for replica := range e.tox {
+		for i, r := range e.redis {
+			p := toxiproxy.NewProxy(srv, fmt.Sprint("redis", i, "-", replica), "127.0.0.1:0", r.Addr)
+			if err := p.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(p.Stop)
+			e.tox[replica] = append(e.tox[replica], p)
 		}
-		t.Cleanup(p.Stop)
-		e.tox = append(e.tox, p)
 	}
 	return e
 }
 
-// toxic adds a toxic (JSON as toxiproxy's API takes it) to backend i's link.
+// toxic adds a toxic (JSON as toxiproxy's API takes it) to backend i's
+// links from both replicas.
 func (e *faultEnv) toxic(i int, name, typ, stream string, toxicity float64, attrs string) {
 	e.t.Helper()
+	e.toxicOn(0, i, name, typ, stream, toxicity, attrs)
+	e.toxicOn(1, i, name, typ, stream, toxicity, attrs)
+}
+
+// toxicOn adds a toxic to backend i's link from one replica only.
+func (e *faultEnv) toxicOn(replica, i int, name, typ, stream string, toxicity float64, attrs string) {
+	e.t.Helper()
 	js := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":%v,"attributes":%s}`, name, typ, stream, toxicity, attrs)
-	if _, err := e.tox[i].Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
+	if _, err := e.tox[replica][i].Toxics.AddToxicJson(strings.NewReader(js)); err != nil {
 		e.t.Fatalf("toxic %s on backend %d: %v", name, i, err)
 	}
 }
 
 func (e *faultEnv) clearToxics() {
-	for _, p := range e.tox {
-		p.Toxics.ResetToxics(context.Background())
+	for _, links := range e.tox {
+		for _, p := range links {
+			p.Toxics.ResetToxics(context.Background())
+		}
 	}
 }
 
@@ -93,17 +107,24 @@ func childReplica(t *testing.T, cfg config.Config) (string, *exec.Cmd) {
 // replicas starts two proxies over the toxiproxy links: one in this process
 // and one child process (this test binary, run as the proxy), so that a
 // replica can be paused for real. They stop at the end of the scenario.
-func (e *faultEnv) replicas(t *testing.T, mutate func(*config.Config)) (addrs [2]string, child *exec.Cmd) {
+func (e *faultEnv) replicas(t *testing.T, mutate, mutateChild func(*config.Config)) (addrs [2]string, child *exec.Cmd) {
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.MaxTTL = suiteMaxTTL
 	cfg.NodeTimeout = 200 * time.Millisecond
 	cfg.HealthInterval = 200 * time.Millisecond
-	for _, p := range e.tox {
-		cfg.Backends = append(cfg.Backends, config.Backend{Addr: p.Listen})
-	}
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	childCfg := cfg
+	for _, p := range e.tox[0] {
+		cfg.Backends = append(cfg.Backends, config.Backend{Addr: p.Listen})
+	}
+	for _, p := range e.tox[1] {
+		childCfg.Backends = append(childCfg.Backends, config.Backend{Addr: p.Listen})
+	}
+	if mutateChild != nil {
+		mutateChild(&childCfg)
 	}
 	a, err := start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -117,7 +138,7 @@ func (e *faultEnv) replicas(t *testing.T, mutate func(*config.Config)) (addrs [2
 	t.Cleanup(a.close)
 	addrs[0] = ln.Addr().String()
 
-	addrs[1], child = childReplica(t, cfg)
+	addrs[1], child = childReplica(t, childCfg)
 	for _, addr := range addrs {
 		waitUsable(t, addr)
 	}

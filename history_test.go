@@ -16,6 +16,7 @@ type history struct {
 	ok       int
 	taken    int
 	noQuorum int
+	late     int // OK replies that arrived after the window they granted had ended
 	other    []error
 	latency  []time.Duration // of acquires that got an answer
 }
@@ -28,6 +29,14 @@ type hold struct {
 }
 
 func newHistory() *history { return &history{holds: map[string][]hold{}} }
+
+// fail records that a scenario did not run as it must (its hazard was not
+// set up, or a client got an answer one Redis would not give): the row fails.
+func (h *history) fail(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.other = append(h.other, fmt.Errorf(format, args...))
+}
 
 func (h *history) attempt(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
 	h.mu.Lock()
@@ -44,8 +53,10 @@ func (h *history) attempt(key, owner string, sent, replied time.Time, ttl time.D
 		if !released.IsZero() && released.Before(end) {
 			end = released
 		}
-		if replied.Before(end) { // a reply after the window gave nothing
+		if replied.Before(end) {
 			h.holds[key] = append(h.holds[key], hold{owner, replied, end})
+		} else if replied.After(sent.Add(ttl)) {
+			h.late++ // an OK for a window already over: the proxy must never send one
 		}
 	default:
 		h.taken++

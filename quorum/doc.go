@@ -5,22 +5,93 @@
 // A round fans out to every node at once, each call bounded by a per-node
 // timeout, and decides as soon as Q nodes agreed or Q can no longer be
 // reached; nodes still out finish in the background. Acquire and Extend write
-// the TTL padded for clock drift, ceil(t/(1-drift_factor)) + 2ms, and succeed
-// only if more than the minimum validity is left of t, measured on the
-// monotonic clock from before the first send. A failed Acquire rolls back
-// (compare-and-delete) on every node where its write may have landed, and
-// returns only after that rollback. Rounds for the same (key, value) never
-// overlap inside one Engine.
+// the TTL padded for clock drift, ceil(t/(1-drift_factor)) + 2ms. Rounds for
+// the same (key, value) never overlap inside one Engine.
 //
 // The safety argument assumes what Redlock assumes:
 //   - the nodes fail independently and share no replication;
 //   - clock rates differ by at most the drift factor, and clocks do not jump;
-//   - a node never loses a key before its TTL, i.e. a node that restarts
-//     empty must not count toward a quorum until every lock it could have
-//     held has expired (restart quarantine);
+//   - at any moment fewer than Q nodes are faulty, counting as faulty a node
+//     that is down, paused, or restarted empty and not yet out of quarantine;
 //   - a client stops using a lock when its window ends, which a process
 //     pause after the reply can break: fencing tokens exist for that.
 //
 // The engine holds no lock state itself; any number of engines, in any
-// number of processes, can share one set of nodes.
+// number of processes, can share one set of nodes. The invariants below are
+// what makes that safe; each names the test that holds it to account.
+//
+// # Validity: which clock, from when
+//
+// A caller's window opens when its request arrived (WithArrival: the moment
+// the proxy read the command off the client's socket), not when the round
+// started: time queued behind a pipeline neighbour or behind the same
+// owner's previous round counts against it. Validity is measured on the
+// monotonic clock of the engine's process from that moment. A round that
+// finds the window already spent before sending sends nothing. A grant
+// needs Q votes and more than min_validity left at the decision; the
+// caller of the engine checks Grant.ReplyBy again immediately before
+// writing the reply, and revokes the grant (Grant.Revoke) if it passed.
+//
+// # What a rollback may delete
+//
+// Every acquire round has an id unique across engines; each node that sets
+// the lock notes the id (and the TTL's padding) beside it, under MetaKey. A
+// rollback, of a failed round or of a revoked grant, deletes the key only
+// where it still holds the value AND the note names this round: never what
+// a retry of the same value wrote through another replica, never a later
+// round's write. It waits for the round's stragglers first, and completes on
+// a context of its own before the failure is answered.
+//
+// # Extend
+//
+// An extend succeeds on a node only while the holder's window is open
+// there: the key holds the value and its PTTL is above the padding its note
+// records (below it the padded key outlives a window that one Redis would
+// already have ended). Extends are not rolled back: a lock extended on a
+// minority only delays other owners until its TTL.
+//
+// # Quarantine
+//
+// A node that restarted empty, or that was first seen younger than the
+// window, does not count toward an acquire or extend quorum until the
+// window has passed since it started. The window is the longest padded TTL
+// any engine sharing the nodes may grant: each engine writes its own
+// max_ttl, padded, into a record on every node before that node may vote
+// for it (MaxTTLKey), and every engine takes the largest record it reads.
+// After a restart, a node counts only once N-Q+1 of the other nodes were
+// read since: any N-Q+1 of them share a node with every quorum the
+// restarted one belonged to, so the window includes the record of every
+// engine that granted on it. A node that fsyncs every write keeps its
+// locks and records across a restart and is not quarantined.
+//
+// # Fencing tokens
+//
+// Each node keeps a counter per fenced lock and lists the counters in a set
+// (CountersKey). A node is intact when it carries IntactKey: its counters
+// were never lost since it was marked. A token is the largest counter among
+// Q intact nodes that granted, after which Q intact nodes' counters are
+// raised to it; a token read is the Q-th largest among intact nodes. Any two
+// sets of Q share a node, so every token is larger than every one before
+// it. A node without the mark (it restarted empty, or is new) is repaired:
+// each counter is raised to the largest value among N-Q+1 intact other
+// nodes, and only then marked. With fewer intact nodes answering, no token
+// is given (ErrNoQuorum), never a smaller one. When no node at all is marked
+// and a quorum answers, the deployment is new and the nodes are marked as
+// they are (a majority wiped at once is outside the model).
+//
+// # Reentrant hold counts
+//
+// A node that missed a round keeps a stale hold count. Every successful
+// reentrant acquire levels the granting nodes to the largest count reported
+// and needs Q nodes at that count; a release judges by the largest count any
+// voting node had before it, so a quorum never holds fewer holds than the
+// owner was told, and a lock is never released while the owner still holds
+// it. The cost is liveness, never safety: a node that missed a release is
+// one hold ahead, so the owner's last unlock answers "still held" and the
+// lock expires with its lease instead of at that unlock.
+//
+// # Duplicates
+//
+// Two configured nodes that report the same run_id are one server: the
+// second is never sent an operation and never votes.
 package quorum

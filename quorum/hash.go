@@ -252,8 +252,15 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case before == 0:
 		return 0, noQuorum()
 	case before == 1:
-		// Released: nodes that still hold (they were ahead) give it up too.
-		e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}, e.allIdx)
+		// Released: nodes that may still hold it (ahead, or not heard from)
+		// give it up too.
+		var rest []int
+		for j, rep := range t.replies {
+			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
+				rest = append(rest, j)
+			}
+		}
+		e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}, rest)
 		return Released, nil
 	}
 	// Still held with before-1 holds: set every answering node that is not

@@ -128,14 +128,16 @@ func (e *Engine) check(i int) {
 	recorded := false
 	if err == nil {
 		e.learn(i, info)
+		rctx, rcancel := context.WithTimeout(context.Background(), e.opts.nodeTimeout)
 		var record time.Duration
-		if record, err = n.Record(ctx, e.PaddedTTL(e.opts.maxTTL)); err == nil {
+		if record, err = n.Record(rctx, e.PaddedTTL(e.opts.maxTTL)); err == nil {
 			e.raiseWindow(i, record)
 			recorded = true
 		}
+		rcancel()
 	}
 	h.mu.Lock()
-	h.up, h.err, h.checked, h.latency = answered, err, time.Now(), time.Since(start)
+	h.up, h.err, h.checked, h.latency = answered || recorded, err, time.Now(), time.Since(start)
 	if recorded && h.runID == info.RunID {
 		h.recorded, h.lastOK = true, time.Now()
 	}

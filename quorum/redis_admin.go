@@ -1,0 +1,147 @@
+package quorum
+
+// The calls RedisNode answers off the lock path: identity, scans, records
+// and fencing counter repairs.
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Info implements Node.
+func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) { return readInfo(ctx, n.client) }
+
+// Keys implements Node.
+func (n *RedisNode) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
+	match := globEscaper.Replace(prefix) + "*"
+	var keys []string
+	var cursor uint64
+	for {
+		batch, next, err := n.client.Scan(ctx, cursor, match, 1000).Result()
+		if err != nil {
+			return nil, err
+		}
+		keys = append(keys, batch...)
+		if cursor = next; cursor == 0 || len(keys) >= limit {
+			return keys[:min(len(keys), limit)], nil
+		}
+	}
+}
+
+var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
+
+// Watch implements Node.
+func (n *RedisNode) Watch(f func(NodeInfo)) {
+	n.watchMu.Lock()
+	n.watch = f
+	n.watchMu.Unlock()
+}
+
+// infoReader is what readInfo needs: a client or one connection.
+type infoReader interface {
+	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+}
+
+// readInfo reads run_id, uptime, whether every write is fsynced, the intact
+// marker and the max-TTL record, in one round trip (two with AOF on). A
+// backend that refuses CONFIG GET counts as not persistent.
+func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
+	var (
+		infoCmd *redis.StringCmd
+		marks   *redis.SliceCmd
+	)
+	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		infoCmd = p.Info(ctx, "server", "persistence")
+		marks = p.MGet(ctx, IntactKey, MaxTTLKey)
+		return nil
+	})
+	text, err := infoCmd.Result()
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	var info NodeInfo
+	aof := false
+	for _, line := range strings.Split(text, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		switch k {
+		case "run_id":
+			info.RunID = v
+		case "uptime_in_seconds":
+			secs, _ := strconv.ParseInt(v, 10, 64)
+			info.Uptime = time.Duration(secs) * time.Second
+		case "aof_enabled":
+			aof = v == "1"
+		}
+	}
+	if info.RunID == "" {
+		return NodeInfo{}, errors.New("INFO server has no run_id")
+	}
+	if aof {
+		if cfg, err := c.ConfigGet(ctx, "appendfsync").Result(); err == nil {
+			info.Persistent = cfg["appendfsync"] == "always"
+		}
+	}
+	vals, err := marks.Result()
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	info.Intact = vals[0] != nil
+	if s, ok := vals[1].(string); ok {
+		ms, _ := strconv.ParseInt(s, 10, 64)
+		info.MaxTTL = time.Duration(ms) * time.Millisecond
+	}
+	return info, nil
+}
+
+// Record implements Node.
+func (n *RedisNode) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+	ms, err := recordScript.Run(ctx, n.client, []string{MaxTTLKey}, ttl.Milliseconds()).Int64()
+	return time.Duration(ms) * time.Millisecond, err
+}
+
+// Counters implements Node.
+func (n *RedisNode) Counters(ctx context.Context) (map[string]int64, error) {
+	keys, err := n.client.SMembers(ctx, CountersKey).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(keys))
+	for chunk := range slices.Chunk(keys, 1000) {
+		vals, err := n.client.MGet(ctx, chunk...).Result()
+		if err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			s, _ := v.(string)
+			out[chunk[i]], _ = strconv.ParseInt(s, 10, 64)
+		}
+	}
+	return out, nil
+}
+
+// Repair implements Node: the counters in chunks, the marker with the last.
+func (n *RedisNode) Repair(ctx context.Context, counters map[string]int64) error {
+	keys := slices.Sorted(maps.Keys(counters))
+	for i := 0; i == 0 || i < len(keys); i += 500 {
+		chunk := keys[i:min(i+500, len(keys))]
+		args := []any{"0"}
+		if i+500 >= len(keys) {
+			args[0] = "1"
+		}
+		for _, k := range chunk {
+			args = append(args, k, counters[k])
+		}
+		if err := repairScript.Run(ctx, n.client, []string{CountersKey, IntactKey}, args...).Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

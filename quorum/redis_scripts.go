@@ -1,0 +1,63 @@
+package quorum
+
+import (
+	_ "embed"
+	"errors"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The single-node scripts RedisNode runs, embedded from scripts/.
+var (
+	//go:embed scripts/acquire.lua
+	acquireLua string
+	//go:embed scripts/undo.lua
+	undoLua string
+	//go:embed scripts/delifeq.lua
+	delIfEqLua string
+	//go:embed scripts/pexpireifeq.lua
+	pexpireIfEqLua string
+	//go:embed scripts/getpttl.lua
+	getPTTLLua string
+	//go:embed scripts/hashacquire.lua
+	hashAcquireLua string
+	//go:embed scripts/hashrelease.lua
+	hashReleaseLua string
+	//go:embed scripts/hashextend.lua
+	hashExtendLua string
+	//go:embed scripts/hashunhold.lua
+	hashUnholdLua string
+	//go:embed scripts/hashsetholds.lua
+	hashSetHoldsLua string
+	//go:embed scripts/hashget.lua
+	hashGetLua string
+	//go:embed scripts/raise.lua
+	raiseLua string
+	//go:embed scripts/setxx.lua
+	setXXLua string
+	//go:embed scripts/del.lua
+	delLua string
+	//go:embed scripts/record.lua
+	recordLua string
+	//go:embed scripts/repair.lua
+	repairLua string
+
+	acquireScript      = redis.NewScript(acquireLua)
+	undoScript         = redis.NewScript(undoLua)
+	delIfEqScript      = redis.NewScript(delIfEqLua)
+	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
+	getPTTLScript      = redis.NewScript(getPTTLLua)
+	hashAcquireScript  = redis.NewScript(hashAcquireLua)
+	hashReleaseScript  = redis.NewScript(hashReleaseLua)
+	hashExtendScript   = redis.NewScript(hashExtendLua)
+	hashUnholdScript   = redis.NewScript(hashUnholdLua)
+	hashSetHoldsScript = redis.NewScript(hashSetHoldsLua)
+	hashGetScript      = redis.NewScript(hashGetLua)
+	raiseScript        = redis.NewScript(raiseLua)
+	setXXScript        = redis.NewScript(setXXLua)
+	recordScript       = redis.NewScript(recordLua)
+	delScript          = redis.NewScript(delLua)
+	repairScript       = redis.NewScript(repairLua)
+
+	errClosed = errors.New("node closed")
+)
