@@ -21,7 +21,7 @@ import (
 type scenario struct {
 	name       string
 	quarantine bool
-	expect     string // what must hold, for SAFETY.md
+	expect     string               // what must hold, for SAFETY.md
 	mutate     func(*config.Config) // both replicas
 	child      func(*config.Config) // the child replica, after mutate
 	ttls       func() time.Duration
@@ -282,9 +282,6 @@ func (e *faultEnv) padded(ttl time.Duration) time.Duration {
 	return ttl + ttl/50 + 100*time.Millisecond
 }
 
-// targetedHeading starts SAFETY.md's section on the targeted reproductions.
-const targetedHeading = "## Targeted scenarios"
-
 func writeSafetyReport(t *testing.T, rows []string) {
 	report := `# Safety under faults
 
@@ -317,13 +314,6 @@ fencing tokens that went backwards after a restart. Their owners' holds go throu
 any wrong answer (an unlock answer one Redis would not give, a token not larger than the last) fails the row.
 Clocks are emulated by cutting one backend's TTLs, because libfaketime does not work with Debian's redis-server.
 `
-	// The targeted scenarios below the table are kept as they are: their
-	// numbers come from the tests named there, run under load.
-	if old, err := os.ReadFile("SAFETY.md"); err == nil {
-		if i := strings.Index(string(old), targetedHeading); i >= 0 {
-			report += "\n" + string(old[i:])
-		}
-	}
 	if err := os.WriteFile("SAFETY.md", []byte(report), 0o644); err != nil {
 		t.Fatal(err)
 	}
