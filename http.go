@@ -23,16 +23,30 @@ func newRegistry(m *proxy.Metrics) *prometheus.Registry {
 	return reg
 }
 
-// serveHTTP serves /metrics, /healthz (the process answers) and /readyz (a
-// quorum of backends is usable: up and out of quarantine) on addr.
-func serveHTTP(addr string, engine *quorum.Engine, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
+// serveHTTP serves /metrics, /healthz (the proxy accepts clients) and
+// /readyz (it accepts clients and a quorum of backends is usable: up and
+// out of quarantine) on addr. Both answer 503 from the moment the client
+// listener closes (shutdown).
+func serveHTTP(addr string, engine *quorum.Engine, server *proxy.Server, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !server.Serving() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not accepting clients (shutting down)")
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !server.Serving() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not accepting clients (shutting down)")
+			return
+		}
 		usable := 0
 		for _, st := range engine.Status() {
-			if st.Up && st.Quarantined == 0 {
+			if st.Up && st.Quarantined == 0 && st.DuplicateOf == "" {
 				usable++
 			}
 		}

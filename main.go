@@ -198,6 +198,8 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		proxy.WithRequirePass(cfg.RequirePass),
 		proxy.WithMaxClients(cfg.MaxClients),
 		proxy.WithMaxRequestSize(cfg.MaxRequestSize),
+		proxy.WithMaxArgs(cfg.MaxArgs),
+		proxy.WithWriteTimeout(cfg.WriteTimeout),
 		proxy.WithIdleTimeout(cfg.IdleTimeout),
 		proxy.WithDefaultTTL(cfg.DefaultTTL),
 		proxy.WithForceRelease(cfg.AllowForceRelease),
@@ -206,7 +208,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		proxy.WithLogger(logger),
 	)
 	if cfg.HTTPListen != "" {
-		if a.http, err = serveHTTP(cfg.HTTPListen, engine, newRegistry(a.metrics), logger); err != nil {
+		if a.http, err = serveHTTP(cfg.HTTPListen, engine, a.server, newRegistry(a.metrics), logger); err != nil {
 			a.close()
 			return nil, fmt.Errorf("http_listen: %w", err)
 		}

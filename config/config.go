@@ -77,6 +77,11 @@ type Config struct {
 	MaxClients int `yaml:"max_clients"`
 	// MaxRequestSize caps one request, in bytes. Default 1048576 (1 MiB).
 	MaxRequestSize int `yaml:"max_request_size"`
+	// MaxArgs caps the arguments of one command. Default 4096.
+	MaxArgs int `yaml:"max_args"`
+	// WriteTimeout closes a client connection whose replies cannot be
+	// written for this long (it stopped reading). Default 10s.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// HTTPListen, when set, serves /metrics (Prometheus), /healthz and
@@ -150,6 +155,8 @@ func Default() Config {
 		AllowForceRelease: true,
 		MaxClients:        10000,
 		MaxRequestSize:    1 << 20,
+		MaxArgs:           4096,
+		WriteTimeout:      10 * time.Second,
 		ShutdownGrace:     10 * time.Second,
 		LogFormat:         "text",
 	}

@@ -44,6 +44,8 @@ var settings = []setting{
 	{"requirepass", "password clients must AUTH with; empty: none", func(c *Config) any { return &c.RequirePass }},
 	{"max_clients", "most client connections at once", func(c *Config) any { return &c.MaxClients }},
 	{"max_request_size", "largest request a client may send, in bytes", func(c *Config) any { return &c.MaxRequestSize }},
+	{"max_args", "most arguments one command may have", func(c *Config) any { return &c.MaxArgs }},
+	{"write_timeout", "close a client connection whose replies cannot be written this long (it stopped reading)", func(c *Config) any { return &c.WriteTimeout }},
 	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
 	{"http_listen", "serve /metrics, /healthz and /readyz on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
 	{"log_format", "log format: text or json", func(c *Config) any { return &c.LogFormat }},

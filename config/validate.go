@@ -121,6 +121,12 @@ func (c Config) Validate() error {
 	if c.MaxRequestSize < 1024 {
 		bad("max_request_size", "%d bytes is below the 1024-byte minimum", c.MaxRequestSize)
 	}
+	if c.MaxArgs < 16 {
+		bad("max_args", "%d is below the minimum of 16 (lock scripts take several keys and arguments)", c.MaxArgs)
+	}
+	if c.WriteTimeout <= 0 {
+		bad("write_timeout", "%v must be positive", c.WriteTimeout)
+	}
 	return errors.Join(errs...)
 }
 

@@ -72,7 +72,7 @@ func BenchmarkRecogniseKnownScript(b *testing.B) {
 	text := "if redis.call(\"get\",KEYS[1]) == ARGV[1] then return redis.call(\"del\",KEYS[1]) else return 0 end"
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, ok := r.recognise(text); !ok {
+		if _, _, ok := r.recognise("", text); !ok {
 			b.Fatal("not recognised")
 		}
 	}

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"runtime/debug"
 	"strings"
 )
 
@@ -103,7 +102,7 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 	mark := len(c.wr.Buffer())
 	defer func() {
 		if r := recover(); r != nil {
-			s.opts.logger.Error("command panicked", "command", cmd.name, "panic", r, "stack", string(debug.Stack()))
+			s.logPanic("command panicked", r, "command", cmd.name)
 			c.wr.SetBuffer(c.wr.Buffer()[:mark]) // drop a half-written reply
 			c.wr.WriteError(fmt.Sprintf("ERR internal error in '%s'; the proxy logged it", cmd.name))
 		}

@@ -3,9 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
-	"io"
 	"net"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,9 +19,8 @@ import (
 type client struct {
 	s       *Server
 	nc      net.Conn
-	rd      *redcon.Reader
+	rd      *commandReader
 	wr      *redcon.Writer
-	limit   *limitReader
 	ctx     context.Context
 	cancel  context.CancelFunc
 	id      int64
@@ -38,6 +35,7 @@ type client struct {
 	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
 	quit            bool
 	subs            subscriptions
+	authFails       int // failed AUTHs on this connection
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.
@@ -49,14 +47,12 @@ type client struct {
 }
 
 func newClient(s *Server, nc net.Conn) *client {
-	limit := &limitReader{r: nc, max: s.opts.maxRequestSize}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &client{
 		s:       s,
 		nc:      nc,
-		rd:      redcon.NewReader(limit),
+		rd:      newCommandReader(nc, s.opts.maxRequestSize, s.opts.maxArgs),
 		wr:      redcon.NewWriter(nc),
-		limit:   limit,
 		ctx:     ctx,
 		cancel:  cancel,
 		id:      s.nextID.Add(1),
@@ -71,7 +67,7 @@ func (c *client) serve() {
 		// A bug outside a command handler costs this connection, not the
 		// proxy: handlers recover their own panics in dispatch.
 		if r := recover(); r != nil {
-			c.s.opts.logger.Error("connection panicked; closed it", "panic", r, "stack", string(debug.Stack()))
+			c.s.logPanic("connection panicked; closed it", r)
 		}
 		c.cancel()
 		_ = c.nc.Close()
@@ -88,12 +84,12 @@ func (c *client) serve() {
 			return
 		}
 		arrived := time.Now() // the callers' windows opened no later than this
-		c.limit.reset()
 		if !c.begin() {
 			return
 		}
 		c.pushMu.Lock()
 		c.run(cmds, arrived)
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout))
 		err = c.wr.Flush()
 		c.pushMu.Unlock()
 		if !c.end() || err != nil || c.quit {
@@ -167,25 +163,3 @@ func (c *client) closeIfIdle() {
 		_ = c.nc.Close()
 	}
 }
-
-var errRequestTooLarge = errors.New("request too large")
-
-// limitReader fails once more than max bytes arrive without the reader
-// completing a command, so half a command sent forever, or a huge declared
-// bulk length, cannot pin unbounded memory.
-type limitReader struct {
-	r   io.Reader
-	n   int
-	max int
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n > l.max {
-		return 0, errRequestTooLarge
-	}
-	n, err := l.r.Read(p)
-	l.n += n
-	return n, err
-}
-
-func (l *limitReader) reset() { l.n = 0 }

@@ -49,6 +49,9 @@ func (s *Server) cmdAuth(c *request, args [][]byte) {
 	}
 	u, err := s.authenticate(name, args[len(args)-1])
 	if err != nil {
+		if err == errWrongPass {
+			s.authFailed(c, name)
+		}
 		c.writeErr(err)
 		return
 	}
@@ -79,6 +82,9 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 		case equalFold(args[i], "auth") && i+2 < len(args):
 			u, err := s.authenticate(string(args[i+1]), args[i+2])
 			if err != nil {
+				if err == errWrongPass {
+					s.authFailed(c, string(args[i+1]))
+				}
 				c.writeErr(err)
 				return
 			}

@@ -13,6 +13,8 @@ type options struct {
 	requirePass       string
 	maxClients        int
 	maxRequestSize    int
+	maxArgs           int
+	writeTimeout      time.Duration
 	idleTimeout       time.Duration
 	defaultTTL        time.Duration
 	allowForceRelease bool
@@ -27,6 +29,8 @@ func defaultOptions() options {
 	return options{
 		maxClients:        10000,
 		maxRequestSize:    1 << 20,
+		maxArgs:           4096,
+		writeTimeout:      10 * time.Second,
 		allowForceRelease: true,
 		logger:            slog.Default(),
 	}
@@ -42,6 +46,14 @@ func WithMaxClients(n int) Option { return func(o *options) { o.maxClients = n }
 // WithMaxRequestSize caps one request in bytes; a larger one gets a protocol
 // error and its connection is closed. Default 1 MiB.
 func WithMaxRequestSize(n int) Option { return func(o *options) { o.maxRequestSize = n } }
+
+// WithMaxArgs caps the arguments of one command; more get a protocol error
+// and the connection is closed. Default 4096.
+func WithMaxArgs(n int) Option { return func(o *options) { o.maxArgs = n } }
+
+// WithWriteTimeout closes a connection whose replies cannot be written for d
+// (a client that stopped reading), freeing what it held. Default 10s.
+func WithWriteTimeout(d time.Duration) Option { return func(o *options) { o.writeTimeout = d } }
 
 // WithIdleTimeout closes connections that send nothing for d. Default 0: never.
 func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }

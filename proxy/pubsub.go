@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/tidwall/redcon"
 )
@@ -50,9 +51,11 @@ func (c *client) writePushes() {
 				p = <-c.subs.pushes
 				c.pushMessage(w, p)
 			}
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout))
 			err := w.Flush()
 			c.pushMu.Unlock()
 			if err != nil {
+				_ = c.nc.Close() // a subscriber that stopped reading
 				return
 			}
 		}

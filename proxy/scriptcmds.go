@@ -13,7 +13,7 @@ import (
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
 func (s *Server) cmdEval(c *request, args [][]byte) {
-	sha, kind, ok := s.scripts.recognise(string(args[1]))
+	sha, kind, ok := s.scripts.recognise(c.tenant(), string(args[1]))
 	if !ok {
 		c.writeErr(unknownScript(sha))
 		return
@@ -24,7 +24,7 @@ func (s *Server) cmdEval(c *request, args [][]byte) {
 // cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
 // SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
 func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
-	kind, ok := s.scripts.bySHA(string(args[1]))
+	kind, ok := s.scripts.bySHA(c.tenant(), string(args[1]))
 	if !ok {
 		c.writeErr(errNoScript)
 		return
@@ -246,7 +246,7 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
 	case equalFold(sub, "load") && len(args) == 3:
-		sha, _, ok := s.scripts.recognise(string(args[2]))
+		sha, _, ok := s.scripts.recognise(c.tenant(), string(args[2]))
 		if !ok {
 			c.writeErr(unknownScript(sha))
 			return
@@ -255,14 +255,14 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 	case equalFold(sub, "exists") && len(args) >= 3:
 		c.wr.WriteArray(len(args) - 2)
 		for _, sha := range args[2:] {
-			if _, ok := s.scripts.bySHA(string(sha)); ok {
+			if _, ok := s.scripts.bySHA(c.tenant(), string(sha)); ok {
 				c.wr.WriteInt(1)
 			} else {
 				c.wr.WriteInt(0)
 			}
 		}
 	case equalFold(sub, "flush") && len(args) <= 3:
-		s.scripts.flush()
+		s.scripts.flush(c.tenant())
 		c.wr.WriteString("OK")
 	case equalFold(sub, "load"), equalFold(sub, "exists"), equalFold(sub, "flush"):
 		c.writeErr(respError(fmt.Sprintf("ERR wrong number of arguments for 'script|%s' command", string(sub))))

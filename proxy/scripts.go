@@ -204,10 +204,11 @@ type scriptRegistry struct {
 	custom map[string]registered // SHA1 -> operator-registered meaning; fixed after New
 
 	mu     sync.RWMutex
-	loaded map[string]scriptKind // SHA1 -> kind, for texts seen via EVAL / SCRIPT LOAD
+	loaded map[string]map[string]scriptKind // tenant -> SHA1 -> kind, for texts seen via EVAL / SCRIPT LOAD
 }
 
-// maxLoadedScripts bounds the cache against clients that send endless variants.
+// maxLoadedScripts bounds each tenant's cache against clients that send
+// endless variants; a tenant that fills it empties its own, no other's.
 const maxLoadedScripts = 4096
 
 var knownSHAs = func() map[string]scriptKind {
@@ -227,7 +228,7 @@ func sha1Hex(s string) string {
 }
 
 // recognise returns the meaning of script text, remembering its SHA1.
-func (r *scriptRegistry) recognise(text string) (sha string, kind scriptKind, ok bool) {
+func (r *scriptRegistry) recognise(tenant, text string) (sha string, kind scriptKind, ok bool) {
 	sha = sha1Hex(text)
 	if kind, ok = knownSHAs[sha]; ok {
 		return sha, kind, true
@@ -240,15 +241,21 @@ func (r *scriptRegistry) recognise(text string) (sha string, kind scriptKind, ok
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.loaded == nil || len(r.loaded) >= maxLoadedScripts {
-		r.loaded = make(map[string]scriptKind)
+	if r.loaded == nil {
+		r.loaded = map[string]map[string]scriptKind{}
 	}
-	r.loaded[sha] = kind
+	if len(r.loaded[tenant]) >= maxLoadedScripts {
+		r.loaded[tenant] = nil
+	}
+	if r.loaded[tenant] == nil {
+		r.loaded[tenant] = map[string]scriptKind{}
+	}
+	r.loaded[tenant][sha] = kind
 	return sha, kind, true
 }
 
 // bySHA returns the meaning of a script by SHA1 (any case).
-func (r *scriptRegistry) bySHA(sha string) (scriptKind, bool) {
+func (r *scriptRegistry) bySHA(tenant, sha string) (scriptKind, bool) {
 	sha = strings.ToLower(sha)
 	if kind, ok := knownSHAs[sha]; ok {
 		return kind, true
@@ -258,14 +265,15 @@ func (r *scriptRegistry) bySHA(sha string) (scriptKind, bool) {
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	kind, ok := r.loaded[sha]
+	kind, ok := r.loaded[tenant][sha]
 	return kind, ok
 }
 
 // flush forgets the SHA1s learnt from clients; the known ones stay.
-func (r *scriptRegistry) flush() {
+// flush forgets the scripts one tenant loaded (SCRIPT FLUSH).
+func (r *scriptRegistry) flush(tenant string) {
 	r.mu.Lock()
-	r.loaded = nil
+	delete(r.loaded, tenant)
 	r.mu.Unlock()
 }
 

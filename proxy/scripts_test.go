@@ -17,7 +17,7 @@ func TestKnownSHAs(t *testing.T) {
 		"c3f8721cbb97f72bc19e972846bd7aaf91901658", // redis-py release
 	} {
 		var r scriptRegistry
-		if kind, ok := r.bySHA(sha); !ok || kind != scriptRelease {
+		if kind, ok := r.bySHA("", sha); !ok || kind != scriptRelease {
 			t.Errorf("%s is not known as a release", sha)
 		}
 	}
@@ -70,7 +70,7 @@ func TestClientSHAs(t *testing.T) {
 		"df51f6837dcfe303d334e6abea9aeae192bab216": scriptReleaseAll,      // @sesamecare-oss/redlock release
 	} {
 		var r scriptRegistry
-		if kind, ok := r.bySHA(sha); !ok || kind != want {
+		if kind, ok := r.bySHA("", sha); !ok || kind != want {
 			t.Errorf("%s = %v, %v; want %v", sha, kind, ok, want)
 		}
 	}
@@ -99,26 +99,39 @@ func TestRecognise(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var r scriptRegistry
-		sha, kind, ok := r.recognise(tt.text)
+		sha, kind, ok := r.recognise("", tt.text)
 		if ok != (tt.want != 0) || kind != tt.want {
 			t.Errorf("recognise(%q) = %v, %v; want %v\nnormalised: %s", tt.text, kind, ok, tt.want, normalizeScript(tt.text))
 			continue
 		}
 		if ok {
-			if k, found := r.bySHA(sha); !found || k != kind {
+			if k, found := r.bySHA("", sha); !found || k != kind {
 				t.Errorf("%q: its SHA1 was not remembered", tt.text)
 			}
 		}
 	}
 }
 
-func TestScriptCacheIsBounded(t *testing.T) {
+// Each tenant's cache of hand-typed variants is bounded, and one tenant
+// filling or flushing its own leaves another's alone (no NOSCRIPT for it).
+func TestScriptCacheIsBoundedPerTenant(t *testing.T) {
 	var r scriptRegistry
-	for i := range maxLoadedScripts + 10 {
-		r.recognise("if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end" + strings.Repeat(" ", i))
+	variant := func(i int) string {
+		return "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end" + strings.Repeat(" ", i)
 	}
-	if n := len(r.loaded); n > maxLoadedScripts {
+	mine, _, _ := r.recognise("a", variant(1))
+	for i := range maxLoadedScripts + 10 {
+		r.recognise("b", variant(i+2))
+	}
+	if n := len(r.loaded["b"]); n > maxLoadedScripts {
 		t.Fatalf("script cache grew to %d entries", n)
+	}
+	r.flush("b")
+	if _, ok := r.bySHA("a", mine); !ok {
+		t.Fatalf("tenant b's flood and SCRIPT FLUSH evicted tenant a's script")
+	}
+	if _, ok := r.bySHA("b", mine); ok {
+		t.Fatalf("tenant b sees tenant a's loaded script")
 	}
 }
 
@@ -157,7 +170,7 @@ func FuzzNormalizeScript(f *testing.F) {
 			b.WriteString(tok)
 		}
 		var r scriptRegistry
-		if _, kind, ok := r.recognise(b.String()); !ok || kind != scriptRelease {
+		if _, kind, ok := r.recognise("", b.String()); !ok || kind != scriptRelease {
 			t.Fatalf("not recognised as a release:\n%s\nnormalised: %s", b.String(), normalizeScript(b.String()))
 		}
 	})

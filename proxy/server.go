@@ -36,6 +36,10 @@ type Server struct {
 	closing   atomic.Bool
 	conns     sync.WaitGroup
 	nextID    atomic.Int64
+
+	auth        authGuard
+	panicLogged atomic.Int64 // when a panic was last logged, UnixNano
+	panicsQuiet atomic.Int64 // panics not logged since
 }
 
 // New returns a server that runs lock commands on engine.
@@ -134,6 +138,14 @@ func (s *Server) forget(c *client) {
 
 func (s *Server) isClosing() bool { return s.closing.Load() }
 
+// Serving reports whether the server accepts clients: Serve runs on a
+// listener and neither Close nor Shutdown has begun.
+func (s *Server) Serving() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closing.Load() && len(s.listeners) > 0
+}
+
 // stopAccepting closes every listener and closes the connections that are
 // between commands. Connections running a command close once it is answered.
 func (s *Server) stopAccepting() {
@@ -177,10 +189,14 @@ func (s *Server) Close() error {
 	return nil
 }
 
+// closeAll closes every connection and cancels what its commands wait on
+// (an owner's slot, a subscription), so that Shutdown ends within its grace:
+// rounds already sent finish by their own timeouts.
 func (s *Server) closeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for c := range s.clients {
+		c.cancel()
 		_ = c.nc.Close()
 	}
 }

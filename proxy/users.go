@@ -54,3 +54,12 @@ func (c *client) allowed(cmd *command, args [][]byte) bool {
 	}
 	return true
 }
+
+// tenant names whose scripts, throttles and caches a connection shares: its
+// user's name ("" before AUTH or without users).
+func (c *client) tenant() string {
+	if c.user == nil {
+		return ""
+	}
+	return c.user.Name
+}
