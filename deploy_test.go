@@ -159,6 +159,12 @@ func TestKubernetesManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.close()
+	ln, err := listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.server.Serve(ln) }()
+	eventually(t, "serving", a.server.Serving)
 	if code := probe("http://" + a.http.Addr().String() + "/readyz"); code != 0 {
 		t.Fatalf("the image's health check on this configuration exits %d", code)
 	}

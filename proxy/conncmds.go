@@ -55,7 +55,7 @@ func (s *Server) cmdAuth(c *request, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
-	c.authed, c.user = true, u
+	c.setUser(u)
 	c.wr.WriteString("OK")
 }
 
@@ -88,7 +88,7 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 				c.writeErr(err)
 				return
 			}
-			c.authed, c.user = true, u
+			c.setUser(u)
 			i += 2
 		case equalFold(args[i], "setname") && i+1 < len(args):
 			name, setName = args[i+1], true

@@ -50,6 +50,12 @@ func FuzzServeRESP(f *testing.F) {
 		"EVALSHA 149c5a8bf18676fd99e9e6e24923bd64d9b62f94 1 {l} 30000 o:1\r\nHEXISTS {l} o:1\r\nHGET {l} o:1\r\n" +
 			"EVALSHA 6866459238a13a701d42f4971f12d9f3a50e2442 3 {l} ch latch 0 30000 o:1 publish 100\r\nGET redisson_lock_token:x\r\n",
 		"SET k v XX PX 100\r\nEVALSHA 6a3d31570dc6f4b0bd32bcdc8e75667747c6f635 2 a b 100 o\r\n",
+		// What a security probe sent (issue 11): counts and lengths meant to
+		// spin, overflow or allocate; quotes and inline lines at the limits.
+		"*9223372036854775807\r\n", "*99999999999999999999999\r\n", "*2147483647\r\n",
+		"*2\r\n$4\r\nECHO\r\n$1000000\r\nxxxx", "*2\r\n$4\r\nECHO\r\n$9223372036854775807\r\n",
+		"*1\r\n$-1\r\n", "*0\r\n", "*1\r\n+PING\r\n", "*1\r\n$4\r\nPING\n", "AUTH guess\r\nAUTH default guess\r\n",
+		"SET 'a b' \"c\\td\" NX PX 100\r\n", "X\r\nX\r\nX\r\nX\r\n",
 	} {
 		f.Add([]byte(seed))
 	}

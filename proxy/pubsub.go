@@ -4,10 +4,21 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
 )
+
+// Pub/sub limits per connection: what one client may make the proxy keep
+// and match for it.
+const (
+	maxChannelLen    = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
+	maxPatternLen    = 256  // bytes of a pattern (PSUBSCRIBE)
+	maxSubscriptions = 1024 // channels and patterns of one connection
+)
+
+var errChannelPerm = respError("NOPERM this user has no permissions to access one of the channels used as arguments")
 
 // maxPendingPushes is how many messages may wait for a slow subscriber
 // before its connection is closed (Redis's pubsub output buffer limit).
@@ -21,7 +32,8 @@ type push struct{ pattern, channel, message string }
 type subscriptions struct {
 	channels map[string]bool
 	patterns map[string]bool
-	pushes   chan push // nil until the first subscription
+	pushes   chan push              // nil until the first subscription
+	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
 }
 
 func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patterns) }
@@ -29,6 +41,9 @@ func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patte
 // Deliver implements wake.Subscriber: queue, never block; a subscriber
 // that fell maxPendingPushes behind loses its connection.
 func (c *client) Deliver(pattern, channel, message string) {
+	if p := c.subs.prefix.Load(); p != nil && !owns(*p, []byte(channel)) {
+		return // another tenant's channel, matched by a pattern
+	}
 	select {
 	case c.subs.pushes <- push{pattern, channel, message}:
 	default:
@@ -91,6 +106,28 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 	if pattern {
 		kind, m = "psubscribe", &c.subs.patterns
 	}
+	added := 0
+	for _, a := range args[1:] {
+		switch {
+		case !pattern && len(a) > maxChannelLen:
+			c.writeErr(respError(fmt.Sprintf("ERR channel name longer than %d bytes", maxChannelLen)))
+			return
+		case pattern && len(a) > maxPatternLen:
+			c.writeErr(respError(fmt.Sprintf("ERR pattern longer than %d bytes", maxPatternLen)))
+			return
+		case !pattern && !c.owns(a):
+			c.writeErr(errChannelPerm)
+			return
+		case !(*m)[string(a)]:
+			added++
+		}
+	}
+	if c.subCount()+added > maxSubscriptions {
+		c.writeErr(respError(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", maxSubscriptions)))
+		return
+	}
+	prefix := c.prefix()
+	c.subs.prefix.Store(&prefix)
 	if c.subs.pushes == nil {
 		c.subs.pushes = make(chan push, maxPendingPushes)
 		go c.writePushes()
@@ -173,6 +210,14 @@ func (c *client) unsubscribeAll() {
 // (channel or pattern) a backend counted, not how many clients: replicas do
 // not count their clients for each other.
 func (s *Server) cmdPublish(c *request, args [][]byte) {
+	switch {
+	case len(args[1]) > maxChannelLen:
+		c.writeErr(respError(fmt.Sprintf("ERR channel name longer than %d bytes", maxChannelLen)))
+		return
+	case !c.owns(args[1]):
+		c.writeErr(errChannelPerm)
+		return
+	}
 	n, err := s.bus.Publish(c.ctx, string(args[1]), string(args[2]))
 	if err != nil {
 		c.writeErr(respError(fmt.Sprintf("ERR %v", err)))

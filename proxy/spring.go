@@ -14,6 +14,10 @@ func (s *Server) springScript(c *request, sha string, kind scriptKind, keys, arg
 	case scriptSpringRelease:
 		s.release(c, key, owner, falseNil)
 	case scriptSpringReleaseNotify:
+		if !c.owns(argv[1]) || len(argv[1]) > maxChannelLen {
+			c.writeErr(errChannelPerm)
+			return
+		}
 		if s.release(c, key, owner, falseNil) {
 			s.bus.Notify(string(argv[1]), key)
 		}

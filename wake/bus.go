@@ -4,10 +4,16 @@
 // the subscribers of every replica once.
 //
 // Each message goes to every backend on an internal channel, wrapped with a
-// unique id; each replica listens on every backend for the channels and
-// patterns its clients subscribed to, and delivers the first copy of each id
-// and drops the rest. A replica hears a message as long as one backend
-// carried it both ways.
+// unique id; each replica listens on every backend for the channels its
+// clients subscribed to, and delivers the first copy of each id and drops
+// the rest. A replica hears a message as long as one backend carried it
+// both ways.
+//
+// Client patterns never reach a backend: a backend matching a hostile glob
+// against a long channel name can spend seconds on one PUBLISH, stalling
+// every lock round it serves. A replica whose clients hold patterns listens
+// for everything with one trailing-star pattern (cheap for Redis) and
+// matches its clients' patterns itself (Match: no exponential case).
 package wake
 
 import (
@@ -22,7 +28,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/tidwall/match"
 )
 
 // Prefix is put before every channel and pattern on the backends, so the
@@ -50,8 +55,10 @@ type Bus struct {
 	channels map[string]*topic // channel -> subscribers
 	patterns map[string]*topic // pattern -> subscribers
 
+	catchAll *topic // the one pattern the backends match for this replica, while patterns has any
+
 	seenMu sync.Mutex
-	seen   map[string]time.Time // message id + pattern -> when first delivered
+	seen   seenSet
 }
 
 // topic is the local subscribers of one channel or pattern; ready closes
@@ -69,7 +76,7 @@ func New(clients []*redis.Client, timeout time.Duration, logger *slog.Logger) *B
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
 	b := &Bus{quorum: len(clients)/2 + 1, logger: logger, id: hex.EncodeToString(raw[:]), timeout: timeout,
-		channels: map[string]*topic{}, patterns: map[string]*topic{}, seen: map[string]time.Time{}}
+		channels: map[string]*topic{}, patterns: map[string]*topic{}}
 	for _, c := range clients {
 		be := &backend{bus: b, client: c, ps: c.Subscribe(context.Background())}
 		b.backends = append(b.backends, be)
@@ -112,22 +119,35 @@ func (b *Bus) add(s Subscriber, name string, pattern bool) {
 	b.mu.Lock()
 	m := b.topics(pattern)
 	t := m[name]
-	first := t == nil
-	if first {
+	if t == nil {
 		t = &topic{subs: map[Subscriber]struct{}{}, ready: make(chan struct{})}
 		m[name] = t
+		close(t.ready) // a pattern is matched here; a channel's readiness is its own backend subscription
 	}
 	t.subs[s] = struct{}{}
+	wait := t.ready
+	switch {
+	case len(b.backends) == 0:
+	case !pattern && len(t.subs) == 1:
+		t.ready = make(chan struct{})
+		wait = t.ready
+	case pattern && b.catchAll == nil:
+		b.catchAll = &topic{ready: make(chan struct{})}
+		wait = b.catchAll.ready
+	case pattern:
+		wait = b.catchAll.ready
+	}
 	b.mu.Unlock()
 	switch {
-	case first && len(b.backends) == 0:
-		close(t.ready)
-	case first:
-		b.listen(name, pattern)
+	case len(b.backends) == 0:
+	case !pattern && len(t.subs) == 1:
+		b.listen(name, false)
+	case pattern && len(b.patterns) == 1 && len(t.subs) == 1:
+		b.listen("*", true)
 	}
 	b.opMu.Unlock()
 	select {
-	case <-t.ready:
+	case <-wait:
 	case <-time.After(b.timeout):
 	}
 }
@@ -151,10 +171,14 @@ func (b *Bus) listen(name string, pattern bool) {
 	}
 }
 
-// confirmed counts a backend's confirmation of a subscription.
+// confirmed counts a backend's confirmation of a subscription: of a
+// channel, or of the catch-all pattern.
 func (b *Bus) confirmed(name string, pattern bool) {
 	b.mu.RLock()
-	t := b.topics(pattern)[name]
+	t := b.channels[name]
+	if pattern {
+		t = b.catchAll
+	}
 	b.mu.RUnlock()
 	if t != nil && int(t.acks.Add(1)) == b.quorum {
 		close(t.ready)
@@ -176,15 +200,19 @@ func (b *Bus) remove(s Subscriber, name string, pattern bool) {
 	if last {
 		delete(m, name)
 	}
+	lastPattern := pattern && last && len(b.patterns) == 0
+	if lastPattern {
+		b.catchAll = nil
+	}
 	b.mu.Unlock()
-	if !last {
+	if !last || pattern && !lastPattern {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	for _, be := range b.backends {
 		if pattern {
-			_ = be.ps.PUnsubscribe(ctx, Prefix+name)
+			_ = be.ps.PUnsubscribe(ctx, Prefix+"*")
 		} else {
 			_ = be.ps.Unsubscribe(ctx, Prefix+name)
 		}
@@ -248,12 +276,24 @@ func (b *Bus) deliver(id, channel, message string, patterns bool) int {
 	}
 	if patterns {
 		for p, t := range b.patterns {
-			if match.Match(channel, p) {
+			if Match(p, channel) {
 				n += b.deliverPattern(t, id, p, channel, message)
 			}
 		}
 	}
 	return n
+}
+
+// deliverPatterns hands a message to the local subscribers of every
+// pattern that matches channel.
+func (b *Bus) deliverPatterns(id, channel, message string) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for p, t := range b.patterns {
+		if Match(p, channel) {
+			b.deliverPattern(t, id, p, channel, message)
+		}
+	}
 }
 
 func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int {
@@ -270,25 +310,39 @@ func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int
 // between the copies of one message from different backends.
 const seenFor = time.Minute
 
+// seenMax bounds one generation of remembered ids: a flood of messages
+// shortens how long they are remembered, not the memory they take.
+const seenMax = 1 << 20
+
+// seenSet remembers delivered ids in two generations, each at most seenFor
+// old: a lookup checks both, an insert goes to the current one, and the
+// current one becomes the previous when it is seenFor old or full. Every
+// operation is O(1); memory is bounded by seenMax per generation.
+type seenSet struct {
+	cur, prev map[string]struct{}
+	since     time.Time // when cur was started
+}
+
+func (s *seenSet) add(key string, now time.Time) bool {
+	if _, dup := s.cur[key]; dup {
+		return false
+	}
+	if _, dup := s.prev[key]; dup {
+		return false
+	}
+	if s.cur == nil || now.Sub(s.since) > seenFor || len(s.cur) >= seenMax {
+		s.prev, s.cur, s.since = s.cur, make(map[string]struct{}), now
+	}
+	s.cur[key] = struct{}{}
+	return true
+}
+
 // first reports whether this is the first copy of message id for pattern
 // ("" for channel subscribers).
 func (b *Bus) first(id, pattern string) bool {
-	key := id + "\x00" + pattern
-	now := time.Now()
 	b.seenMu.Lock()
 	defer b.seenMu.Unlock()
-	if _, dup := b.seen[key]; dup {
-		return false
-	}
-	if len(b.seen) >= 4096 {
-		for k, at := range b.seen {
-			if now.Sub(at) > seenFor {
-				delete(b.seen, k)
-			}
-		}
-	}
-	b.seen[key] = now
-	return true
+	return b.seen.add(id+"\x00"+pattern, time.Now())
 }
 
 // backend is the bus's subscription connection to one backend.
@@ -326,12 +380,7 @@ func (be *backend) receive() {
 				b.deliver(id, channel, message, false)
 				continue
 			}
-			pattern := strings.TrimPrefix(m.Pattern, Prefix)
-			b.mu.RLock()
-			if t := b.patterns[pattern]; t != nil {
-				b.deliverPattern(t, id, pattern, channel, message)
-			}
-			b.mu.RUnlock()
+			b.deliverPatterns(id, channel, message) // the catch-all: match the clients' patterns here
 		}
 	}
 }
