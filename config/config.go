@@ -75,7 +75,8 @@ type Config struct {
 	Scripts []Script `yaml:"scripts"`
 	// MaxClients caps client connections. Default 10000.
 	MaxClients int `yaml:"max_clients"`
-	// MaxRequestSize caps one request, in bytes. Default 1048576 (1 MiB).
+	// MaxRequestSize caps one request, in bytes. Default 65536 (64 KiB): lock
+	// commands are small (the largest are script texts of a few KB).
 	MaxRequestSize int `yaml:"max_request_size"`
 	// MaxArgs caps the arguments of one command. Default 4096.
 	MaxArgs int `yaml:"max_args"`
@@ -154,7 +155,7 @@ func Default() Config {
 		HealthInterval:    time.Second,
 		AllowForceRelease: true,
 		MaxClients:        10000,
-		MaxRequestSize:    1 << 20,
+		MaxRequestSize:    64 << 10,
 		MaxArgs:           4096,
 		WriteTimeout:      10 * time.Second,
 		ShutdownGrace:     10 * time.Second,

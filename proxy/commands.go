@@ -72,11 +72,24 @@ func (s *Server) commandTable() map[string]*command {
 	return table
 }
 
+// maxPreAuthCommands is how many commands a connection may send before it
+// authenticates (when authentication is required); more closes it.
+const maxPreAuthCommands = 32
+
 // dispatch runs one command: lookup, arity, auth, then the handler, with a
 // panic in the handler turned into an error reply for that command alone.
 func (s *Server) dispatch(c *request, args [][]byte) {
 	s.metrics.commands.Add(1)
 	cmd := s.lookup(args[0])
+	if !c.authed {
+		// Before AUTH a peer is anyone: it gets a few answers (its handshake
+		// and AUTH), not unbounded work.
+		if c.preAuth++; c.preAuth > maxPreAuthCommands {
+			c.wr.WriteError(fmt.Sprintf("ERR more than %d commands before AUTH; closing the connection", maxPreAuthCommands))
+			c.quit = true
+			return
+		}
+	}
 	switch {
 	case cmd == nil:
 		c.wr.WriteError(unknownCommand(args))

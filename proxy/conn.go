@@ -36,6 +36,7 @@ type client struct {
 	quit            bool
 	subs            subscriptions
 	authFails       int // failed AUTHs on this connection
+	preAuth         int // commands before AUTH
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.

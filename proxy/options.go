@@ -28,7 +28,7 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		maxClients:        10000,
-		maxRequestSize:    1 << 20,
+		maxRequestSize:    64 << 10,
 		maxArgs:           4096,
 		writeTimeout:      10 * time.Second,
 		allowForceRelease: true,
@@ -44,7 +44,7 @@ func WithRequirePass(password string) Option { return func(o *options) { o.requi
 func WithMaxClients(n int) Option { return func(o *options) { o.maxClients = n } }
 
 // WithMaxRequestSize caps one request in bytes; a larger one gets a protocol
-// error and its connection is closed. Default 1 MiB.
+// error and its connection is closed. Default 64 KiB.
 func WithMaxRequestSize(n int) Option { return func(o *options) { o.maxRequestSize = n } }
 
 // WithMaxArgs caps the arguments of one command; more get a protocol error
