@@ -141,12 +141,8 @@ func TestWrongAuthIsThrottled(t *testing.T) {
 // Finding 7: one tenant's SCRIPT FLUSH (or thousands of loaded variants)
 // made every other tenant's EVALSHA fail with NOSCRIPT.
 func TestScriptFlushStaysWithinTheTenant(t *testing.T) {
-	h := newHarness(t, 3, func(c *config.Config) {
-		c.Users = []config.User{{Name: "alice", Password: "a-pass", Prefix: "a:"}, {Name: "bob", Password: "b-pass", Prefix: "b:"}}
-	})
+	alice, bob := twoTenants(t)
 	ctx := t.Context()
-	alice := h.client(func(o *redis.Options) { o.Username, o.Password = "alice", "a-pass" })
-	bob := h.client(func(o *redis.Options) { o.Username, o.Password = "bob", "b-pass" })
 	handTyped := "if redis.call('get', KEYS[1]) == ARGV[1]\n  then return redis.call('del', KEYS[1])\n  else return 0\nend -- alice's"
 	sha, err := alice.ScriptLoad(ctx, handTyped).Result()
 	if err != nil {
@@ -272,12 +268,8 @@ func TestPatternsNeverReachTheBackends(t *testing.T) {
 // waiters, a Spring unlock script published on a foreign channel; and
 // Redisson's own channel redisson_lock__channel:{<prefix>lock} was refused.
 func TestPubSubIsolatesTenants(t *testing.T) {
-	h := newHarness(t, 3, func(c *config.Config) {
-		c.Users = []config.User{{Name: "alice", Password: "a-pass", Prefix: "a:"}, {Name: "bob", Password: "b-pass", Prefix: "b:"}}
-	})
+	alice, bob := twoTenants(t)
 	ctx := t.Context()
-	alice := h.client(func(o *redis.Options) { o.Username, o.Password = "alice", "a-pass" })
-	bob := h.client(func(o *redis.Options) { o.Username, o.Password = "bob", "b-pass" })
 
 	// Redisson's unlock names its channel and latch as keys: they are the
 	// lock's, so they are alice's.
@@ -389,4 +381,15 @@ func TestSubscriptionsPerClientAreBounded(t *testing.T) {
 	if !strings.HasPrefix(line, "-ERR too many subscriptions") {
 		t.Fatalf("SUBSCRIBE of 2000 channels answered %q; want the limit's error", line)
 	}
+}
+
+// twoTenants starts a proxy with users alice (prefix a:) and bob (prefix b:)
+// and returns a client logged in as each.
+func twoTenants(t *testing.T) (alice, bob *redis.Client) {
+	h := newHarness(t, 3, func(c *config.Config) {
+		c.Users = []config.User{{Name: "alice", Password: "a-pass", Prefix: "a:"}, {Name: "bob", Password: "b-pass", Prefix: "b:"}}
+	})
+	alice = h.client(func(o *redis.Options) { o.Username, o.Password = "alice", "a-pass" })
+	bob = h.client(func(o *redis.Options) { o.Username, o.Password = "bob", "b-pass" })
+	return alice, bob
 }

@@ -21,6 +21,11 @@ func suiteClient(addr string) *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 2, ReadTimeout: 10 * time.Second, DialTimeout: time.Second})
 }
 
+// suiteClients is a client of each replica.
+func suiteClients(addrs [2]string) (*redis.Client, *redis.Client) {
+	return suiteClient(addrs[0]), suiteClient(addrs[1])
+}
+
 // awaitState polls a replica's INFO until backend i (as the replica names
 // it: its link) is in state; false after 10 s. Fault functions run off the
 // test goroutine, so they report rather than fail.
@@ -40,7 +45,7 @@ func (e *faultEnv) awaitState(c *redis.Client, replica, i int, state string) boo
 // tries through replica 1 until the retry's window ends.
 func retryAcrossReplicas(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	ctx := context.Background()
-	p1, p2 := suiteClient(addrs[0]), suiteClient(addrs[1])
+	p1, p2 := suiteClients(addrs)
 	defer p1.Close()
 	defer p2.Close()
 	const ttl = 1500 * time.Millisecond
@@ -143,7 +148,7 @@ func slowNeighbours(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 // ask for 900 ms) tries to take the lock until the first window ends.
 func longerReplica(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	ctx := context.Background()
-	p1, p2 := suiteClient(addrs[0]), suiteClient(addrs[1])
+	p1, p2 := suiteClients(addrs)
 	defer p1.Close()
 	defer p2.Close()
 	const ttl = 2500 * time.Millisecond
@@ -183,7 +188,7 @@ func longerReplica(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 // last unlock must not get the lock.
 func reentrantOutages(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	ctx := context.Background()
-	p1, p2 := suiteClient(addrs[0]), suiteClient(addrs[1])
+	p1, p2 := suiteClients(addrs)
 	defer p1.Close()
 	defer p2.Close()
 	lockText, unlockText := redissonScript(e.t, "redisson_lock.lua"), redissonScript(e.t, "redisson_unlock.lua")
