@@ -77,7 +77,11 @@ func (g *authGuard) forgetOld(now time.Time) {
 }
 
 // authFailed pauses a connection whose AUTH failed and logs it (throttled).
+// Without authentication configured there is nothing to guess: no pause.
 func (s *Server) authFailed(c *request, user string) {
+	if !s.opts.authRequired() {
+		return
+	}
 	c.authFails++
 	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
 	if err != nil {
