@@ -162,6 +162,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		quorum.WithMinValidity(cfg.MinValidity),
 		quorum.WithMaxTTL(cfg.MaxTTL),
 		quorum.WithQuarantine(quarantine),
+		quorum.WithNewDeployment(cfg.InitialClusterState == "new"),
 		quorum.WithHealthInterval(cfg.HealthInterval),
 		quorum.WithObserver(a.metrics.ObserveBackend),
 		quorum.WithLogValues(cfg.LogValues),

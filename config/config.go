@@ -38,6 +38,12 @@ type Config struct {
 	// until max_ttl has passed. Default true; false is unsafe: a backend that
 	// restarted empty can hand a held lock to a second owner.
 	Quarantine bool `yaml:"quarantine"`
+	// InitialClusterState is "new" to say the backends are a new deployment
+	// holding no locks: if every backend answers, carries no deployment
+	// marker and is younger than the quarantine window, they are marked and
+	// count at once instead of waiting out restart quarantine. "existing"
+	// (default) changes nothing.
+	InitialClusterState string `yaml:"initial_cluster_state"`
 	// HealthInterval is how often each backend's run_id and reachability
 	// are checked. Default 1s.
 	HealthInterval time.Duration `yaml:"health_interval"`
@@ -144,22 +150,23 @@ func (b Backend) Network() string {
 // Default returns the configuration used where nothing else is said.
 func Default() Config {
 	return Config{
-		Listen:            "127.0.0.1:6380",
-		Embedded:          5,
-		DriftFactor:       0.01,
-		NodeTimeout:       250 * time.Millisecond,
-		TimeoutFactor:     0.05,
-		MinValidity:       10 * time.Millisecond,
-		MaxTTL:            10 * time.Minute,
-		Quarantine:        true,
-		HealthInterval:    time.Second,
-		AllowForceRelease: true,
-		MaxClients:        10000,
-		MaxRequestSize:    64 << 10,
-		MaxArgs:           4096,
-		WriteTimeout:      10 * time.Second,
-		ShutdownGrace:     10 * time.Second,
-		LogFormat:         "text",
+		Listen:              "127.0.0.1:6380",
+		Embedded:            5,
+		DriftFactor:         0.01,
+		NodeTimeout:         250 * time.Millisecond,
+		TimeoutFactor:       0.05,
+		MinValidity:         10 * time.Millisecond,
+		MaxTTL:              10 * time.Minute,
+		Quarantine:          true,
+		InitialClusterState: "existing",
+		HealthInterval:      time.Second,
+		AllowForceRelease:   true,
+		MaxClients:          10000,
+		MaxRequestSize:      64 << 10,
+		MaxArgs:             4096,
+		WriteTimeout:        10 * time.Second,
+		ShutdownGrace:       10 * time.Second,
+		LogFormat:           "text",
 	}
 }
 

@@ -31,6 +31,7 @@ var settings = []setting{
 	{"min_validity", "least time a client must have left when a lock is granted or extended", func(c *Config) any { return &c.MinValidity }},
 	{"max_ttl", "longest lock TTL a client may ask for", func(c *Config) any { return &c.MaxTTL }},
 	{"quarantine", "keep a backend that restarted (or is younger than max_ttl at start) out of acquire/extend quorums for max_ttl; false is UNSAFE", func(c *Config) any { return &c.Quarantine }},
+	{"initial_cluster_state", "new: the backends are a new, empty deployment (if none carries a marker and all are younger than max_ttl, they count at once); existing: keep restart quarantine", func(c *Config) any { return &c.InitialClusterState }},
 	{"health_interval", "how often each backend's run_id and reachability are checked", func(c *Config) any { return &c.HealthInterval }},
 	{"default_ttl", "TTL for SET NX without one; 0 refuses such a SET (a lock without expiry is never freed if its owner dies)", func(c *Config) any { return &c.DefaultTTL }},
 	{"allow_force_release", "let DEL/UNLINK delete a lock whoever holds it", func(c *Config) any { return &c.AllowForceRelease }},

@@ -121,6 +121,9 @@ func (c Config) Validate() error {
 	if c.MaxRequestSize < 1024 {
 		bad("max_request_size", "%d bytes is below the 1024-byte minimum", c.MaxRequestSize)
 	}
+	if c.InitialClusterState != "new" && c.InitialClusterState != "existing" {
+		bad("initial_cluster_state", "%q: want new or existing", c.InitialClusterState)
+	}
 	if c.MaxArgs < 16 {
 		bad("max_args", "%d is below the minimum of 16 (lock scripts take several keys and arguments)", c.MaxArgs)
 	}

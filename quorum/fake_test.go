@@ -30,7 +30,7 @@ type fakeNode struct {
 	info     NodeInfo
 	infoErr  error // what health checks get
 	watch    func(NodeInfo)
-	intact   bool          // carries the intact marker
+	marker   string        // the run_id its deployment marker names, "" for none
 	record   time.Duration // the max-TTL record
 	counters map[string]bool
 }
@@ -53,7 +53,7 @@ func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	info := f.info
-	info.Intact, info.MaxTTL = f.intact, f.record
+	info.Intact, info.Marked, info.MaxTTL = f.marker == info.RunID, f.marker != "", f.record
 	return info, f.infoErr
 }
 
@@ -83,7 +83,7 @@ func (f *fakeNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node.
-func (f *fakeNode) Repair(ctx context.Context, counters map[string]int64) error {
+func (f *fakeNode) Repair(ctx context.Context, runID string, counters map[string]int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -92,7 +92,7 @@ func (f *fakeNode) Repair(ctx context.Context, counters map[string]int64) error 
 	for k, v := range counters {
 		f.raiseLocked(k, v)
 	}
-	f.intact = true
+	f.marker = runID
 	return nil
 }
 
@@ -135,7 +135,7 @@ func (f *fakeNode) Watch(w func(NodeInfo)) {
 // reconnect announces it.
 func (f *fakeNode) restart(persistent bool) {
 	f.mu.Lock()
-	f.data, f.counters, f.intact, f.record = map[string]fakeEntry{}, map[string]bool{}, false, 0
+	f.data, f.counters, f.marker, f.record = map[string]fakeEntry{}, map[string]bool{}, "", 0
 	f.info = NodeInfo{RunID: f.info.RunID + "+", Uptime: 0, Persistent: persistent}
 	info, w := f.info, f.watch
 	f.mu.Unlock()

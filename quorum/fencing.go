@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"maps"
+	"time"
 
 	"github.com/hashicorp/go-multierror"
 )
@@ -21,6 +22,7 @@ func (e *Engine) tendCounters() {
 	}
 	defer e.repairing.Unlock()
 	var up, intact, unmarked []int
+	now := time.Now()
 	for i, h := range e.health {
 		h.mu.Lock()
 		usable, marked := h.up && h.known && h.dupOf == "", h.intact
@@ -29,8 +31,10 @@ func (e *Engine) tendCounters() {
 		case !usable:
 		case marked:
 			up, intact = append(up, i), append(intact, i)
-		default:
+		case e.counts(i, now): // only a node out of quarantine may be marked: the marker exempts it
 			up, unmarked = append(up, i), append(unmarked, i)
+		default:
+			up = append(up, i)
 		}
 	}
 	if len(unmarked) == 0 {
@@ -71,13 +75,16 @@ func (e *Engine) tendCounters() {
 
 // repair raises node i's counters to counters and marks it intact.
 func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
-	if err := e.nodes[i].Repair(ctx, maps.Clone(counters)); err != nil {
+	h := e.health[i]
+	h.mu.Lock()
+	runID := h.runID
+	h.mu.Unlock()
+	if err := e.nodes[i].Repair(ctx, runID, maps.Clone(counters)); err != nil {
 		e.opts.logger.Warn("fencing counter repair failed; retried at the next check", "node", e.nodes[i].Addr(), "err", err)
 		return
 	}
-	h := e.health[i]
 	h.mu.Lock()
-	h.intact = true
+	h.intact, h.marked = h.runID == runID, true
 	h.mu.Unlock()
 	e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))
 }
@@ -91,4 +98,48 @@ func (e *Engine) unrepaired() *multierror.Error {
 		}
 	}
 	return errs
+}
+
+// bootstrap marks every backend of a new deployment at once, on the
+// operator's word (WithNewDeployment) that they hold no locks: they then
+// count without waiting out the quarantine window. It refuses, and says why,
+// unless every configured backend answered, none carries a marker (of any
+// run: that would be an existing deployment), and every one is younger than
+// the window (an older one may hold locks).
+func (e *Engine) bootstrap() {
+	window := e.QuarantineWindow()
+	for i, h := range e.health {
+		h.mu.Lock()
+		up, known, marked, young := h.up, h.known, h.marked, !h.since.IsZero() && time.Since(h.since) < window
+		h.mu.Unlock()
+		why := ""
+		switch {
+		case !up || !known:
+			why = "it did not answer"
+		case marked:
+			why = "it already carries a deployment marker: this is an existing deployment"
+		case !young:
+			why = "it has been up longer than the quarantine window " + window.String() + ", so it may hold locks"
+		}
+		if why != "" {
+			e.opts.logger.Warn("initial_cluster_state=new not applied: backends keep their restart quarantine", "node", e.nodes[i].Addr(), "reason", why)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
+	defer cancel()
+	for i, h := range e.health {
+		h.mu.Lock()
+		runID := h.runID
+		h.mu.Unlock()
+		if err := e.nodes[i].Repair(ctx, runID, nil); err != nil {
+			e.opts.logger.Warn("initial_cluster_state=new: marking a backend failed; it keeps its restart quarantine", "node", e.nodes[i].Addr(), "err", err)
+			continue
+		}
+		h.mu.Lock()
+		h.intact, h.marked, h.since = true, true, time.Time{}
+		h.mu.Unlock()
+	}
+	e.opts.logger.Warn("initial_cluster_state=new: marked every backend as part of a new deployment; they count at once, without restart quarantine",
+		"backends", len(e.nodes))
 }

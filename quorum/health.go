@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"fmt"
 	"sync"
 	"time"
 )
@@ -15,7 +16,9 @@ type health struct {
 	known      bool // run_id read at least once
 	runID      string
 	persistent bool
-	intact     bool      // carries the intact marker: its fencing counters are complete
+	intact     bool      // carries the marker of its current run: holds everything written since it was marked
+	marked     bool      // carries a marker, of this run or an earlier one
+	firstSeen  time.Time // when this engine first read its identity
 	recorded   bool      // this engine's max-TTL record is written on this run of the backend
 	since      time.Time // quarantine runs from here for the window (zero: none)
 	restarted  time.Time // when a new run_id was seen (zero: never)
@@ -37,43 +40,78 @@ func (h *health) observe(info NodeInfo, now time.Time) string {
 	switch {
 	case info.RunID == "":
 		return ""
-	case !h.known && !info.Persistent:
-		h.since = now.Add(-info.Uptime)
+	case !h.known:
+		h.firstSeen = now
+		if !info.Persistent && !info.Intact {
+			h.since = now.Add(-info.Uptime) // up without a break since it was marked: no quarantine
+		}
 	case h.known && info.RunID != h.runID && !info.Persistent:
 		h.since, h.restarted, h.recorded = now, now, false
 		event = "backend restarted; quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
 		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
 	}
-	h.known, h.runID, h.persistent, h.intact = true, info.RunID, info.Persistent, info.Intact
+	h.known, h.runID, h.persistent, h.intact, h.marked = true, info.RunID, info.Persistent, info.Intact, info.Marked
 	return event
 }
 
 // counts reports whether node i's "yes" may count toward an acquire or
-// extend quorum now. A duplicate never counts. With quarantine, a node
-// counts once this engine's max-TTL record is on it, its quarantine window
-// (the longest padded TTL any engine grants, see Engine.QuarantineWindow)
-// has passed since it started, and, after a restart, once enough of the
-// other nodes were checked since then that the window includes every
-// engine's record (see Quarantine in doc.go).
-func (e *Engine) counts(i int, now time.Time) bool {
+// extend quorum now: quarantineLeft says why not.
+func (e *Engine) counts(i int, now time.Time) bool { return e.quarantineLeft(i, now) == "" }
+
+// quarantineLeft says why node i may not count toward an acquire or extend
+// quorum now, and for how long, or "" when it may. A duplicate never
+// counts. With quarantine, a node counts once this engine's max-TTL record
+// is on it, the quarantine window (the longest padded TTL any engine
+// grants, see Engine.QuarantineWindow) has passed since it started unless
+// it carries the marker of its current run, a node without that marker
+// while a majority of the others carry theirs has waited the window since
+// first seen (it was replaced or flushed), and, after a restart, enough of
+// the other nodes were read since that the window includes every engine's
+// record (see Quarantine in doc.go).
+func (e *Engine) quarantineLeft(i int, now time.Time) string {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, recorded, persistent, since, restarted := h.dupOf, h.known, h.recorded, h.persistent, h.since, h.restarted
+	intact, firstSeen := h.intact, h.firstSeen
 	h.mu.Unlock()
+	window := e.QuarantineWindow()
 	switch {
 	case dup != "":
-		return false
+		return "same server as " + dup
 	case !e.opts.quarantine:
-		return true
-	case !known || !recorded:
-		return false
+		return ""
+	case !known:
+		return "quarantined until its identity (run_id) is read"
+	case !recorded:
+		return "quarantined until this replica's max-TTL record is written on it"
 	case persistent:
-		return true
-	case now.Before(since.Add(e.QuarantineWindow())):
-		return false
+		return ""
+	case now.Before(since.Add(window)) && !restarted.IsZero():
+		return fmt.Sprintf("quarantined for %s more: it restarted %s ago and may have lost locks (see README, Restart quarantine)",
+			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second))
+	case now.Before(since.Add(window)):
+		return fmt.Sprintf("quarantined for %s more: it started %s ago, less than the quarantine window %s, so it may have lost locks; "+
+			"for a new deployment of empty backends set initial_cluster_state: new (see README, Restart quarantine)",
+			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second))
+	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
+		return fmt.Sprintf("quarantined for %s more: it lacks the marker the other backends carry (replaced or flushed), so it may have lost locks",
+			firstSeen.Add(window).Sub(now).Round(time.Second))
+	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
+		return fmt.Sprintf("quarantined until %d other backends are read after its restart (to learn every replica's max_ttl)", e.recordReaders())
 	}
-	return restarted.IsZero() || e.checkedSince(i, restarted) >= e.recordReaders()
+	return ""
+}
+
+// othersIntact counts the nodes other than i that carry their run's marker.
+func (e *Engine) othersIntact(i int) int {
+	n := 0
+	for j, h := range e.health {
+		if j != i && h.isIntact() {
+			n++
+		}
+	}
+	return n
 }
 
 // recordReaders is how many other nodes must be read after a node restarts
@@ -165,6 +203,7 @@ type NodeStatus struct {
 	Err         error         // of the last check
 	Intact      bool          // its fencing counters count toward tokens
 	DuplicateOf string        // the node it is the same server as: it never votes
+	Why         string        // why it may not vote now, and for how long; "" when it may
 }
 
 // Status reports every node's last known health; it does no I/O.
@@ -183,8 +222,9 @@ func (e *Engine) Status() []NodeStatus {
 		if end := since.Add(e.QuarantineWindow()); !persistent && now.Before(end) {
 			out[i].Quarantined = end.Sub(now)
 		} else if out[i].Up && (!known || !e.counts(i, now)) {
-			out[i].Quarantined = -1 // identity, record or others' records not read yet
+			out[i].Quarantined = -1 // identity, record, marker or others' records pending
 		}
+		out[i].Why = e.quarantineLeft(i, now)
 	}
 	return out
 }

@@ -10,8 +10,8 @@ const (
 	// metaPrefix + a lock key is a hash beside each lock: field r, the round
 	// that wrote the lock; field p, the padding of its TTL in ms.
 	metaPrefix = InternalPrefix + "m:"
-	// IntactKey (no TTL) marks a backend whose fencing counters are
-	// complete; a backend that restarted empty lacks it until repaired.
+	// IntactKey (no TTL) holds the run_id of the backend when an engine
+	// marked it intact; see NodeInfo.Intact.
 	IntactKey = InternalPrefix + "intact"
 	// CountersKey is the set of fencing counter keys on a backend.
 	CountersKey = InternalPrefix + "counters"

@@ -27,6 +27,9 @@ func (e *Engine) watchHealth() {
 	}
 	first.Wait()
 	e.checkedAll.Store(true)
+	if e.opts.newDeployment && e.opts.quarantine {
+		e.bootstrap()
+	}
 	e.tendCounters()
 	e.noteQuorum() // judged once every backend was checked, not after the first one
 }

@@ -36,8 +36,9 @@ type Node interface {
 	// Off the lock path: repairs call it.
 	Counters(ctx context.Context) (map[string]int64, error)
 	// Repair raises each counter to at least its value in counters, then
-	// marks the backend intact (NodeInfo.Intact). Off the lock path.
-	Repair(ctx context.Context, counters map[string]int64) error
+	// marks the backend intact for its run runID (NodeInfo.Intact). Off the
+	// lock path.
+	Repair(ctx context.Context, runID string, counters map[string]int64) error
 	// Close stops the node; operations still queued fail.
 	Close() error
 }
@@ -49,10 +50,14 @@ type NodeInfo struct {
 	// Persistent: every write is fsynced before it is acknowledged
 	// (appendonly yes, appendfsync always), so a restart loses no lock.
 	Persistent bool
-	// Intact: the backend carries the intact marker, so its fencing
-	// counters are complete: none was lost to a restart since an engine
-	// repaired them (or bootstrapped a new deployment).
+	// Intact: the backend carries the intact marker of its current run:
+	// it has been up without a break since an engine marked it (after its
+	// quarantine, or at a new deployment's bootstrap), so it holds every
+	// lock and fencing counter written since. A marker of an earlier run (a
+	// restart that restored a snapshot) does not count.
 	Intact bool
+	// Marked: it carries a marker, of this run or an earlier one.
+	Marked bool
 	// MaxTTL is the backend's record of the longest padded TTL any engine
 	// may grant; 0 when none was written.
 	MaxTTL time.Duration

@@ -18,6 +18,7 @@ type options struct {
 	healthInterval time.Duration
 	observer       func(addr string, d time.Duration, err error)
 	logValues      bool
+	newDeployment  bool
 	logger         *slog.Logger
 }
 
@@ -74,3 +75,11 @@ func WithObserver(f func(addr string, d time.Duration, err error)) Option {
 // WithLogValues lets log lines name lock keys and owner values. Default
 // false: owner values can be secrets.
 func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }
+
+// WithNewDeployment is the operator's word that the backends are new and
+// hold no locks (etcd's initial-cluster-state=new): when every backend
+// answers, carries no deployment marker and is younger than the quarantine
+// window, the engine marks them all at start and they count at once instead
+// of waiting out restart quarantine. Otherwise it changes nothing, and logs
+// why. Default false.
+func WithNewDeployment(on bool) Option { return func(o *options) { o.newDeployment = on } }

@@ -93,7 +93,8 @@ func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
 	if err != nil {
 		return NodeInfo{}, err
 	}
-	info.Intact = vals[0] != nil
+	marker, _ := vals[0].(string)
+	info.Marked, info.Intact = marker != "", marker != "" && marker == info.RunID
 	if s, ok := vals[1].(string); ok {
 		ms, _ := strconv.ParseInt(s, 10, 64)
 		info.MaxTTL = time.Duration(ms) * time.Millisecond
@@ -128,13 +129,13 @@ func (n *RedisNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last.
-func (n *RedisNode) Repair(ctx context.Context, counters map[string]int64) error {
+func (n *RedisNode) Repair(ctx context.Context, runID string, counters map[string]int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
 	for i := 0; i == 0 || i < len(keys); i += 500 {
 		chunk := keys[i:min(i+500, len(keys))]
-		args := []any{"0"}
+		args := []any{""}
 		if i+500 >= len(keys) {
-			args[0] = "1"
+			args[0] = runID
 		}
 		for _, k := range chunk {
 			args = append(args, k, counters[k])

@@ -49,6 +49,12 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	t := newTally(e.send(idx, op, deadline), len(idx), e.quorum, deadline, e.lateGrace())
 	if counting {
 		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
+		t.why = func(j int) string {
+			if why := e.quarantineLeft(idx[j], time.Now()); why != "" {
+				return why
+			}
+			return "quarantined when the round began: it may have lost locks"
+		}
 		t.hopeless = make([]bool, len(idx))
 		for j := range idx {
 			t.hopeless[j] = !t.counts(j)

@@ -35,6 +35,7 @@ type tally struct {
 	// counts, when set, says whether node i's "yes" may count now (restart
 	// quarantine); hopeless marks nodes that could not count when sent to.
 	counts   func(i int) bool
+	why      func(i int) string // why node i could not count, for errors
 	hopeless []bool
 	// settled is closed once every node answered (or gave up) after the
 	// round was handed to finish.
@@ -177,7 +178,11 @@ func (t *tally) roundError(op string, reason error, nodes []Node, negative strin
 		case failed, skipped:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: t.errs[i]})
 		case quarantined:
-			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("quarantined: restarted recently, it may have lost locks")})
+			why := "quarantined: it may have lost locks"
+			if t.why != nil {
+				why = t.why(i)
+			}
+			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(why)})
 		case pending:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("no answer yet")})
 		}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+)
+
+// Issue 13: five freshly started redis-servers answered NOQUORUM
+// "quarantined: restarted recently" for ten minutes, with no remedy named.
+
+// With the operator's word that the deployment is new, fresh backends are
+// marked at start and locks work at once, safely: a replica started later
+// without the word counts them too (each carries its current run's marker).
+func TestNewDeploymentLocksAtOnce(t *testing.T) {
+	h := newHarness(t, 5, func(c *config.Config) { c.Quarantine, c.InitialClusterState = true, "new" })
+	c, ctx := h.client(), t.Context()
+	if ok, err := c.SetNX(ctx, "lock:first", "tok", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("first lock on a new deployment = %v, %v; want OK at once", ok, err)
+	}
+	h.cfg.InitialClusterState = "existing"
+	_, addr := h.serve()
+	if ok, err := replicaAt(t, addr).SetNX(ctx, "lock:second", "tok", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("a later replica on the marked backends = %v, %v; want OK", ok, err)
+	}
+}
+
+// Without it, fresh backends wait out the quarantine, and the reply says
+// for how long, why, and what to do.
+func TestFreshBackendsSayWhyAndHowLong(t *testing.T) {
+	h := newHarness(t, 3, func(c *config.Config) { c.Quarantine = true })
+	_, err := h.client().SetNX(t.Context(), "lock:q", "tok", 30*time.Second).Result()
+	for _, want := range []string{"NOQUORUM", "quarantined for 10m", "started", "initial_cluster_state: new"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("lock on fresh backends = %v; want it to say %q", err, want)
+		}
+	}
+	if strings.Count(err.Error(), h.backend[0].Addr) != 1 {
+		t.Fatalf("each backend once in the reply: %v", err)
+	}
+}
+
+// A backend that lost everything but kept running long (an empty server put
+// in an old one's place, or a FLUSHALL) is not to be trusted by a replica
+// that meets it for the first time: the others carry their markers, it does
+// not, so it is quarantined whatever its uptime.
+func TestUnmarkedBackendAmongMarkedIsQuarantined(t *testing.T) {
+	h := newHarness(t, 5, func(c *config.Config) {
+		c.Quarantine, c.InitialClusterState, c.MaxTTL = true, "new", 2*time.Second
+	})
+	time.Sleep(2500 * time.Millisecond) // every backend is now older than the window
+	if err := h.backend[0].Client().FlushAll(t.Context()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	h.cfg.InitialClusterState = "existing"
+	_, addr := h.serve()
+	c := replicaAt(t, addr)
+	info := c.Info(t.Context(), "redlock").Val()
+	if !strings.Contains(info, "addr="+h.backend[0].Addr+",state=quarantined") {
+		t.Fatalf("a new replica counts the flushed backend at once:\n%s", info)
+	}
+	if ok, err := c.SetNX(t.Context(), "lock:four", "tok", time.Second).Result(); !ok || err != nil {
+		t.Fatalf("locks on the other four = %v, %v", ok, err)
+	}
+}
