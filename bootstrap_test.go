@@ -65,3 +65,33 @@ func TestUnmarkedBackendAmongMarkedIsQuarantined(t *testing.T) {
 		t.Fatalf("locks on the other four = %v, %v", ok, err)
 	}
 }
+
+// Replies that say the cause and the remedy (issue 13): each backend once,
+// no "rollback failed" where nothing was sent, a TTL that can never be
+// granted refused up front with the settings that decide it, and the plain
+// SET error naming every SET form that is served.
+func TestErrorsExplainThemselves(t *testing.T) {
+	h := newHarness(t, 3, nil)
+	c, ctx := h.client(), t.Context()
+	err := c.SetNX(ctx, "lock:short", "v", 5*time.Millisecond).Err()
+	for _, want := range []string{"can never be granted", "min_validity", "timeout_factor", "at least 20 ms"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("SET NX PX 5 = %v; want it to say %q", err, want)
+		}
+	}
+	err = c.Set(ctx, "lock:plain", "v", time.Second).Err()
+	if err == nil || !strings.Contains(err.Error(), "SET key value XX PX <ms>") || strings.Contains(err.Error(), "XX, KEEPTTL") {
+		t.Fatalf("plain SET = %v; want the served forms, XX among them", err)
+	}
+	h.backend[1].Kill()
+	h.backend[2].Kill()
+	err = c.SetNX(ctx, "lock:down", "v", 10*time.Second).Err()
+	if err == nil || !strings.HasPrefix(err.Error(), "NOQUORUM") || strings.Contains(err.Error(), "rollback") {
+		t.Fatalf("SET with two of three backends gone = %v; want NOQUORUM, no rollback failure (nothing was sent)", err)
+	}
+	for _, b := range h.backend {
+		if n := strings.Count(err.Error(), b.Addr); n > 1 {
+			t.Fatalf("%s named %d times in %v", b.Addr, n, err)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,6 +32,14 @@ func main() {
 	if err := run(os.Args[1:], os.Getenv, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
+		}
+		if strings.HasPrefix(err.Error(), "config:") {
+			// One problem per line, as written: not a log record with escaped newlines.
+			fmt.Fprintln(os.Stderr, "redlock-proxy: invalid configuration ("+"redlock-proxy -h lists every setting):")
+			for _, line := range strings.Split(err.Error(), "\n") {
+				fmt.Fprintln(os.Stderr, "  "+line)
+			}
+			os.Exit(2)
 		}
 		slog.New(slog.NewTextHandler(os.Stderr, nil)).Error("redlock-proxy stopped", "err", err)
 		os.Exit(1)

@@ -87,14 +87,14 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	for _, s := range settings {
 		if v := getenv(envName(s.key)); v != "" {
 			if err := set(s.field(&cfg), v); err != nil {
-				return Config{}, fmt.Errorf("config: %s=%q: %w", envName(s.key), v, err)
+				return Config{}, redact(fmt.Errorf("config: %s=%s: %w", envName(s.key), shown(s.key, v), err))
 			}
 		}
 	}
 	for _, s := range settings {
 		if v, ok := flagged[s.key]; ok {
 			if err := set(s.field(&cfg), v); err != nil {
-				return Config{}, fmt.Errorf("config: -%s %q: %w", flagName(s.key), v, err)
+				return Config{}, redact(fmt.Errorf("config: -%s %s: %w", flagName(s.key), shown(s.key, v), err))
 			}
 		}
 	}
@@ -109,7 +109,7 @@ func (c *Config) loadFile(path string) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("config: %s: %w", path, err)
+		return redact(fmt.Errorf("config: %s: %s", path, yamlProblem(err)))
 	}
 	return nil
 }
@@ -121,13 +121,21 @@ func set(p any, v string) error {
 	case *string:
 		*p = v
 	case *int:
-		*p, err = strconv.Atoi(v)
+		if *p, err = strconv.Atoi(v); err != nil {
+			return errors.New("want a whole number")
+		}
 	case *float64:
-		*p, err = strconv.ParseFloat(v, 64)
+		if *p, err = strconv.ParseFloat(v, 64); err != nil {
+			return errors.New("want a number such as 0.01")
+		}
 	case *bool:
-		*p, err = strconv.ParseBool(v)
+		if *p, err = strconv.ParseBool(v); err != nil {
+			return errors.New("want true or false")
+		}
 	case *time.Duration:
-		*p, err = time.ParseDuration(v)
+		if *p, err = time.ParseDuration(v); err != nil {
+			return errors.New("want a duration such as 250ms, 10s or 5m")
+		}
 	case *[]Backend:
 		*p = nil
 		for _, s := range strings.Split(v, ",") {

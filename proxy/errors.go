@@ -25,7 +25,8 @@ var (
 	errMaxClients    = respError("ERR max number of clients reached")
 	errClusterOff    = respError("ERR This instance has cluster support disabled")
 	errDBIndex       = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
-	errLockWriteOnly = respError("ERR redlock-proxy only takes lock writes: SET key value NX PX <ms> (or EX <s>); plain SET, XX, KEEPTTL and GET would bypass the lock protocol")
+	errLockWriteOnly = respError("ERR redlock-proxy takes SET only as a lock command: SET key value NX PX <ms> (or EX <s>) to acquire, " +
+		"SET key value XX PX <ms> to overwrite a lock, SET key value IFEQ value PX <ms> to renew; plain SET, KEEPTTL and GET would bypass the lock protocol")
 )
 
 func errInvalidExpire(cmd string) error {

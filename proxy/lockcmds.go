@@ -66,6 +66,11 @@ func (s *Server) checkTTL(ttl time.Duration) error {
 	if max := s.engine.MaxTTL(); ttl > max {
 		return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl %d ms", ttl.Milliseconds(), max.Milliseconds()))
 	}
+	if min := s.engine.MinTTL(); ttl < min {
+		return respError(fmt.Sprintf("ERR lock TTL %d ms can never be granted: a lock must outlast min_validity (%d ms) and give "+
+			"each backend a millisecond to answer at timeout_factor %g; ask for at least %d ms", ttl.Milliseconds(),
+			s.engine.MinValidity().Milliseconds(), s.engine.TimeoutFactor(), min.Milliseconds()))
+	}
 	return nil
 }
 

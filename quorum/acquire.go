@@ -68,9 +68,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	// names each node and tells "taken" from "sick" on all of them.
 	r.drain()
 	rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
-	if rb := e.rollback(undo, r.maybeWrote()); rb != nil {
-		rerr.addNodeErrs(rb)
-	}
+	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr
 }
 
@@ -99,7 +97,7 @@ func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 			attrs = append(attrs, "key", op.Key, "value", op.Value)
 		}
 		e.opts.logger.Warn("rollback failed; the key expires with its TTL", attrs...)
-		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("rollback failed: " + describe(t.errs[j]))})
+		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("its rollback failed (" + describe(t.errs[j]) + "): the key expires with its TTL")})
 	}
 	return errs
 }

@@ -85,6 +85,17 @@ func (e *Engine) Nodes() int { return len(e.nodes) }
 // MinValidity is the least validity a grant must leave its caller.
 func (e *Engine) MinValidity() time.Duration { return e.opts.minValidity }
 
+// MinTTL is the shortest TTL a lock can be granted with: it must outlast
+// the minimum validity and leave each backend at least a millisecond to
+// answer (ttl * timeout factor).
+func (e *Engine) MinTTL() time.Duration {
+	perNode := time.Duration(math.Ceil(float64(time.Millisecond) / e.opts.timeoutFactor))
+	return max(e.opts.minValidity+time.Millisecond, perNode).Round(time.Millisecond)
+}
+
+// TimeoutFactor is the fraction of a lock's TTL a round waits for a backend.
+func (e *Engine) TimeoutFactor() float64 { return e.opts.timeoutFactor }
+
 // MaxTTL is the longest TTL a lock may ask for.
 func (e *Engine) MaxTTL() time.Duration { return e.opts.maxTTL }
 

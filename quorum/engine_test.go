@@ -3,8 +3,11 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -195,8 +198,9 @@ func TestRollbackSparesOwnEarlierLock(t *testing.T) {
 
 func TestRollbackReachesTimedOutNodes(t *testing.T) {
 	fs, nodes := fakes(5)
+	errReset := errors.New("connection reset")
 	for _, f := range fs[:3] {
-		f.setFault(errRefused, 0, nil)
+		f.setFault(errReset, 0, nil)
 	}
 	e := newEngine(t, nodes)
 	_, err := e.Acquire(t.Context(), "k", "v", time.Second)
@@ -208,10 +212,32 @@ func TestRollbackReachesTimedOutNodes(t *testing.T) {
 			t.Fatalf("%s got %d rollbacks, want 1 (failed nodes may hold the write too)", f.name, f.callCount("undo"))
 		}
 	}
-	want := "quorum: acquire 2/5 acquired, need 3: node0: connection refused; node1: connection refused; node2: connection refused; " +
-		"node0: rollback failed: connection refused; node1: rollback failed: connection refused; node2: rollback failed: connection refused"
+	// Each node once in the reply, its rollback's fate joined to its entry.
+	want := "quorum: acquire 2/5 acquired, need 3: " +
+		"node0: connection reset, and its rollback failed (connection reset): the key expires with its TTL; " +
+		"node1: connection reset, and its rollback failed (connection reset): the key expires with its TTL; " +
+		"node2: connection reset, and its rollback failed (connection reset): the key expires with its TTL"
 	if err.Error() != want {
 		t.Fatalf("error text\n got %q\nwant %q", err.Error(), want)
+	}
+}
+
+// A refused connection sent nothing: no rollback goes there, and the reply
+// says no "rollback failed" for it.
+func TestNoRollbackWhereNothingWasSent(t *testing.T) {
+	fs, nodes := fakes(5)
+	for _, f := range fs[:3] {
+		f.setFault(fmt.Errorf("dial tcp: %w", syscall.ECONNREFUSED), 0, nil)
+	}
+	e := newEngine(t, nodes)
+	_, err := e.Acquire(t.Context(), "k", "v", time.Second)
+	if !errors.Is(err, ErrNoQuorum) || strings.Contains(err.Error(), "rollback") {
+		t.Fatalf("Acquire error = %v; want NOQUORUM without rollback failures", err)
+	}
+	for i, f := range fs {
+		if n := f.callCount("undo"); n != boolInt(i >= 3) {
+			t.Fatalf("%s got %d rollbacks", f.name, n)
+		}
 	}
 }
 

@@ -110,7 +110,9 @@ func oneLine(es []error) string {
 	return strings.Join(parts, "; ")
 }
 
-// addNodeErrs appends per-node errors (such as failed rollbacks) to e.
+// addNodeErrs adds per-node errors (such as failed rollbacks) to e; a node
+// already named gets the new reason joined to its entry, so that each node
+// appears once in a reply.
 func (e *RoundError) addNodeErrs(more *multierror.Error) {
 	if more == nil {
 		return
@@ -118,5 +120,18 @@ func (e *RoundError) addNodeErrs(more *multierror.Error) {
 	if e.NodeErrs == nil {
 		e.NodeErrs = &multierror.Error{ErrorFormat: oneLine}
 	}
-	e.NodeErrs.Errors = append(e.NodeErrs.Errors, more.Errors...)
+next:
+	for _, err := range more.Errors {
+		var add *NodeError
+		if errors.As(err, &add) {
+			for i, have := range e.NodeErrs.Errors {
+				var old *NodeError
+				if errors.As(have, &old) && old.Addr == add.Addr {
+					e.NodeErrs.Errors[i] = &NodeError{Addr: old.Addr, Err: errString(describe(old.Err) + ", and " + describe(add.Err))}
+					continue next
+				}
+			}
+		}
+		e.NodeErrs.Errors = append(e.NodeErrs.Errors, err)
+	}
 }

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -157,15 +158,24 @@ func (t *tally) failure(negative error) error {
 	return ErrNoQuorum
 }
 
-// maybeWrote lists the nodes where the round's write may have landed.
+// maybeWrote lists the nodes where the round's write may have landed: not
+// those that said no, and not those whose failure shows nothing was sent
+// (a refused connection, a node known down, a duplicate).
 func (t *tally) maybeWrote() []int {
 	var idx []int
 	for i, v := range t.votes {
-		if v == yes || v == failed || v == quarantined {
+		if v == yes || v == quarantined || v == failed && !neverSent(t.errs[i]) {
 			idx = append(idx, i)
 		}
 	}
 	return idx
+}
+
+// neverSent reports whether a node's error shows the operation never left.
+func neverSent(err error) bool {
+	var dup *duplicateError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errDown) || errors.Is(err, errClosed) ||
+		errors.Is(err, syscall.ENOENT) || errors.As(err, &dup)
 }
 
 // roundError describes a failed round; negative names what a "no" means per node.
@@ -184,7 +194,7 @@ func (t *tally) roundError(op string, reason error, nodes []Node, negative strin
 			}
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(why)})
 		case pending:
-			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("no answer yet")})
+			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("not waited for: the round was decided without it")})
 		}
 	}
 	if errs != nil {
