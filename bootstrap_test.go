@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 )
 
 // Issue 13: five freshly started redis-servers answered NOQUORUM
@@ -92,6 +96,75 @@ func TestErrorsExplainThemselves(t *testing.T) {
 	for _, b := range h.backend {
 		if n := strings.Count(err.Error(), b.Addr); n > 1 {
 			t.Fatalf("%s named %d times in %v", b.Addr, n, err)
+		}
+	}
+}
+
+// safeBuffer is a bytes.Buffer for a logger written from many goroutines.
+type safeBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *safeBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *safeBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Logs an operator can ship (issue 13): JSON throughout, no false "quorum
+// lost" at a start that never had one, a line when a backend leaves
+// quarantine, recoveries at INFO without err=<nil>, and the force-unlock
+// audit without the key unless log_values.
+func TestLogsAnOperatorCanShip(t *testing.T) {
+	backends := redistest.Start(t, 3)
+	cfg := config.Default()
+	cfg.Listen, cfg.LogFormat, cfg.MaxTTL, cfg.HealthInterval = "127.0.0.1:0", "json", 2*time.Second, 100*time.Millisecond
+	for _, b := range backends {
+		cfg.Backends = append(cfg.Backends, config.Backend{Addr: b.Addr})
+	}
+	var out safeBuffer
+	a, err := start(cfg, newLogger(cfg.LogFormat, &out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.close)
+	eventually(t, "the fresh backends leave quarantine", func() bool {
+		return strings.Count(out.String(), "backend counts toward lock quorums again") == 3
+	})
+	backends[1].Kill()
+	eventually(t, "the kill is logged", func() bool { return strings.Contains(out.String(), `"msg":"backend down"`) })
+	backends[1].Restart()
+	eventually(t, "the recovery is logged", func() bool { return strings.Contains(out.String(), `"msg":"backend up again"`) })
+	ln, err := listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.server.Serve(ln) }()
+	c := replicaAt(t, ln.Addr().String())
+	if err := c.Do(t.Context(), "redlock", "forceunlock", "secret:customer-42").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the audit line", func() bool { return strings.Contains(out.String(), "audit: force unlock") })
+
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("a log line is not JSON: %q", line)
+		}
+		switch {
+		case rec["level"] == "ERROR":
+			t.Errorf("an ERROR where nothing went wrong: %s", line)
+		case rec["msg"] == "backend up again" && rec["err"] != nil:
+			t.Errorf("a recovery with an error attached: %s", line)
+		case strings.Contains(line, "customer-42"):
+			t.Errorf("the audit line names the key without log_values: %s", line)
 		}
 	}
 }

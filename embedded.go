@@ -1,7 +1,10 @@
 package main
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 
@@ -14,11 +17,16 @@ import (
 type embedded struct {
 	servers  []*miniredis.Miniredis
 	backends []config.Backend
+	runIDs   []string // one per server, new with every start of this process
+	started  time.Time
 }
 
 func startEmbedded(n int) (*embedded, error) {
-	e := &embedded{}
+	e := &embedded{started: time.Now()}
 	for range n {
+		id := make([]byte, 20)
+		_, _ = rand.Read(id)
+		e.runIDs = append(e.runIDs, hex.EncodeToString(id))
 		m := miniredis.NewMiniRedis()
 		m.ClockTTL(true) // TTLs run on the wall clock, as a lock needs
 		if err := m.StartAddr("127.0.0.1:0"); err != nil {

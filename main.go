@@ -15,7 +15,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -103,10 +102,26 @@ func run(args []string, getenv func(string) string, out io.Writer) error {
 }
 
 func newLogger(format string, out io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration { // "250ms", not 250000000 in JSON
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
 	if format == "json" {
-		return slog.New(slog.NewJSONHandler(out, nil))
+		return slog.New(slog.NewJSONHandler(out, opts))
 	}
-	return slog.New(slog.NewTextHandler(out, nil))
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// redisLog carries go-redis's own log lines (pool dial failures and the
+// like) into the proxy's log, in its format.
+type redisLog struct{ logger *slog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	// DEBUG: what it reports (a failed dial, say) reaches the log as the
+	// engine's own "backend down" line, once, not at every retry.
+	l.logger.Debug(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "source", "go-redis")
 }
 
 // app is a running proxy: the engine over its backends, the RESP server,
@@ -123,6 +138,7 @@ type app struct {
 // start maps the configuration onto the quorum and proxy options; it starts
 // embedded backends when none are configured.
 func start(cfg config.Config, logger *slog.Logger) (*app, error) {
+	redis.SetLogger(redisLog{logger}) // process-wide: go-redis has one logger
 	for _, w := range cfg.Warnings() {
 		logger.Warn(w)
 	}
@@ -158,7 +174,12 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		if b.TLS {
 			opt.TLSConfig = backendTLS.Clone()
 		}
-		nodes[i] = quorum.NewRedisNode(opt)
+		node := quorum.NewRedisNode(opt)
+		if a.embedded != nil {
+			// miniredis reports no run_id; these servers start empty with this process.
+			node.SetIdentity(a.embedded.runIDs[i], a.embedded.started)
+		}
+		nodes[i] = node
 		ps := *opt
 		ps.PoolSize, ps.DialTimeout = 4, cfg.NodeTimeout
 		pubsub[i] = redis.NewClient(&ps)
@@ -186,12 +207,9 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 	}
 	a.engine = engine
 	a.bus = wake.New(pubsub, cfg.NodeTimeout, logger)
-	if quarantine {
-		for _, st := range engine.Status() {
-			if st.Quarantined != 0 {
-				logger.Warn("backend in restart quarantine: it does not count toward acquire quorums yet",
-					"node", st.Addr, "left", st.Quarantined.Round(time.Second))
-			}
+	for _, st := range engine.Status() {
+		if st.Up && st.Why != "" {
+			logger.Warn("backend does not count toward lock quorums yet", "node", st.Addr, "why", st.Why)
 		}
 	}
 	users := make([]proxy.User, len(cfg.Users))
@@ -216,6 +234,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		proxy.WithMetrics(a.metrics),
 		proxy.WithBus(a.bus),
 		proxy.WithLogger(logger),
+		proxy.WithLogValues(cfg.LogValues),
 	)
 	if cfg.HTTPListen != "" {
 		if a.http, err = serveHTTP(cfg.HTTPListen, engine, a.server, newRegistry(a.metrics), logger); err != nil {

@@ -54,8 +54,14 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		if c.user != nil {
 			user = c.user.Name
 		}
-		s.opts.logger.Warn("audit: force unlock", "user", user, "client", c.nc.RemoteAddr().String(),
-			"key", string(args[2]), "existed", existed, "err", err)
+		attrs := []any{"user", user, "client", c.nc.RemoteAddr().String(), "existed", existed}
+		if s.opts.logValues {
+			attrs = append(attrs, "key", string(args[2]))
+		}
+		if err != nil {
+			attrs = append(attrs, "err", err)
+		}
+		s.opts.logger.Warn("audit: force unlock", attrs...)
 		if err != nil {
 			c.writeErr(err)
 			return

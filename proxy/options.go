@@ -22,6 +22,7 @@ type options struct {
 	users             []User
 	scripts           []Script
 	logger            *slog.Logger
+	logValues         bool
 	bus               *wake.Bus
 }
 
@@ -84,3 +85,7 @@ func WithUsers(users ...User) Option { return func(o *options) { o.users = appen
 func WithScripts(scripts ...Script) Option {
 	return func(o *options) { o.scripts = append(o.scripts, scripts...) }
 }
+
+// WithLogValues lets log lines (the force-unlock audit) name lock keys.
+// Default false: keys can carry customer data.
+func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }

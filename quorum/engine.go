@@ -21,12 +21,13 @@ type Engine struct {
 	opts   options
 	keys   keyLocks
 
-	allIdx     []int // 0..N-1
-	health     []*health
-	stopHealth chan struct{}
-	monitors   sync.WaitGroup
-	hadQuorum  atomic.Bool
-	checkedAll atomic.Bool // every backend's first health check is done
+	allIdx        []int // 0..N-1
+	health        []*health
+	stopHealth    chan struct{}
+	monitors      sync.WaitGroup
+	hadQuorum     atomic.Bool
+	everHadQuorum atomic.Bool
+	checkedAll    atomic.Bool // every backend's first health check is done
 
 	rollbacks, rollbackFailures atomic.Int64
 

@@ -90,6 +90,9 @@ func (e *RoundError) Detail() string {
 	}
 	if e.NodeErrs != nil && len(e.NodeErrs.Errors) > 0 {
 		s += ": " + e.NodeErrs.Error()
+		if strings.Contains(s, "within the quarantine window") {
+			s += " (backends of a new, empty deployment: set initial_cluster_state: new; see README, Restart quarantine)"
+		}
 	}
 	return s
 }

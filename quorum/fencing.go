@@ -46,7 +46,7 @@ func (e *Engine) tendCounters() {
 		if len(up) < e.quorum {
 			return
 		}
-		e.opts.logger.Warn("no backend carries fencing counters yet: marking them as a new deployment", "backends", len(up))
+		e.opts.logger.Info("no backend carries a deployment marker: marking them as a new deployment (fencing counters start at 0)", "backends", len(unmarked))
 		for _, i := range unmarked {
 			e.repair(ctx, i, nil)
 		}
@@ -86,7 +86,9 @@ func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
 	h.mu.Lock()
 	h.intact, h.marked = h.runID == runID, true
 	h.mu.Unlock()
-	e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))
+	if counters != nil {
+		e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))
+	}
 }
 
 // unrepaired names the nodes whose fencing counters do not count, for errors.

@@ -11,23 +11,25 @@ import (
 // fencing counters are intact, and whether it is another node under a
 // second name.
 type health struct {
-	mu         sync.Mutex
-	up         bool
-	known      bool // run_id read at least once
-	runID      string
-	persistent bool
-	intact     bool      // carries the marker of its current run: holds everything written since it was marked
-	marked     bool      // carries a marker, of this run or an earlier one
-	firstSeen  time.Time // when this engine first read its identity
-	recorded   bool      // this engine's max-TTL record is written on this run of the backend
-	since      time.Time // quarantine runs from here for the window (zero: none)
-	restarted  time.Time // when a new run_id was seen (zero: never)
-	dupOf      string    // the address of the node this one is the same server as
-	lastOK     time.Time // end of the last successful check
-	latency    time.Duration
-	err        error
-	checked    time.Time
-	nudge      chan struct{} // asks the monitor to check now
+	mu          sync.Mutex
+	up          bool
+	known       bool // run_id read at least once
+	runID       string
+	persistent  bool
+	intact      bool      // carries the marker of its current run: holds everything written since it was marked
+	marked      bool      // carries a marker, of this run or an earlier one
+	firstSeen   time.Time // when this engine first read its identity
+	recorded    bool      // this engine's max-TTL record is written on this run of the backend
+	since       time.Time // quarantine runs from here for the window (zero: none)
+	restarted   time.Time // when a new run_id was seen (zero: never)
+	dupOf       string    // the address of the node this one is the same server as
+	voting      bool      // counted toward lock quorums when last judged (for the log)
+	votingKnown bool
+	lastOK      time.Time // end of the last successful check
+	latency     time.Duration
+	err         error
+	checked     time.Time
+	nudge       chan struct{} // asks the monitor to check now
 }
 
 // observe records a node's identity as of now. The first sight of a backend
@@ -91,8 +93,7 @@ func (e *Engine) quarantineLeft(i int, now time.Time) string {
 		return fmt.Sprintf("quarantined for %s more: it restarted %s ago and may have lost locks (see README, Restart quarantine)",
 			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second))
 	case now.Before(since.Add(window)):
-		return fmt.Sprintf("quarantined for %s more: it started %s ago, less than the quarantine window %s, so it may have lost locks; "+
-			"for a new deployment of empty backends set initial_cluster_state: new (see README, Restart quarantine)",
+		return fmt.Sprintf("quarantined for %s more: it started %s ago, within the quarantine window %s, so it may have lost locks",
 			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second))
 	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
 		return fmt.Sprintf("quarantined for %s more: it lacks the marker the other backends carry (replaced or flushed), so it may have lost locks",

@@ -18,7 +18,7 @@ func (e *Engine) watchHealth() {
 		e.health[i] = h
 		n.Watch(func(info NodeInfo) { e.learn(i, info) })
 	}
-	e.hadQuorum.Store(true) // so that starting without one is logged
+	e.hadQuorum.Store(false) // starting without a quorum is said once, as a warning
 	var first sync.WaitGroup
 	for i := range e.nodes {
 		first.Add(1)
@@ -31,7 +31,39 @@ func (e *Engine) watchHealth() {
 		e.bootstrap()
 	}
 	e.tendCounters()
-	e.noteQuorum() // judged once every backend was checked, not after the first one
+	for i := range e.nodes {
+		e.noteVoting(i)
+	}
+	if !e.noteQuorum() {
+		usable := 0
+		for _, st := range e.Status() {
+			if st.Up && st.Why == "" {
+				usable++
+			}
+		}
+		e.opts.logger.Warn("no quorum yet: locks are refused until enough backends can vote (each backend's reason is logged)",
+			"usable", usable, "quorum", e.quorum)
+	}
+}
+
+// noteVoting logs when node i starts or stops counting toward lock quorums
+// (a quarantine beginning or ending), once every backend was checked.
+func (e *Engine) noteVoting(i int) {
+	if !e.checkedAll.Load() {
+		return
+	}
+	h := e.health[i]
+	why := e.quarantineLeft(i, time.Now())
+	h.mu.Lock()
+	was, seen := h.voting, h.votingKnown
+	h.voting, h.votingKnown = why == "", true
+	h.mu.Unlock()
+	switch {
+	case seen && was && why != "":
+		e.opts.logger.Warn("backend no longer counts toward lock quorums", "node", e.nodes[i].Addr(), "why", why)
+	case seen && !was && why == "":
+		e.opts.logger.Info("backend counts toward lock quorums again", "node", e.nodes[i].Addr())
+	}
 }
 
 // learn records what node i said of itself, on a check or a new connection.
@@ -102,9 +134,13 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 		default:
 			backoff = min(2*backoff, 5*time.Second)
 		}
-		if up != wasUp {
-			e.opts.logger.Warn("backend state changed", "node", n.Addr(), "up", up, "err", h.lastErr())
+		switch {
+		case up && !wasUp:
+			e.opts.logger.Info("backend up again", "node", n.Addr())
+		case !up && wasUp:
+			e.opts.logger.Warn("backend down", "node", n.Addr(), "err", h.lastErr())
 		}
+		e.noteVoting(i)
 		e.noteQuorum() // also catches a quarantine ending
 		timer := time.NewTimer(backoff)
 		select {
@@ -148,10 +184,11 @@ func (e *Engine) check(i int) {
 }
 
 // noteQuorum logs when the usable backends fall below a quorum, or rise to
-// one; it is silent until every backend was checked once.
-func (e *Engine) noteQuorum() {
+// one; it is silent until every backend was checked once. It reports
+// whether there is a quorum.
+func (e *Engine) noteQuorum() bool {
 	if !e.checkedAll.Load() {
-		return
+		return false
 	}
 	usable := 0
 	for _, st := range e.Status() {
@@ -160,13 +197,17 @@ func (e *Engine) noteQuorum() {
 		}
 	}
 	has := usable >= e.quorum
-	if e.hadQuorum.Swap(has) != has {
-		if has {
+	if had := e.hadQuorum.Swap(has); had != has {
+		switch {
+		case has && e.everHadQuorum.Swap(true):
 			e.opts.logger.Info("quorum available again", "usable", usable, "quorum", e.quorum)
-		} else {
+		case has:
+			e.opts.logger.Info("quorum available", "usable", usable, "quorum", e.quorum)
+		default:
 			e.opts.logger.Error("quorum lost: locks cannot be granted", "usable", usable, "quorum", e.quorum)
 		}
 	}
+	return has
 }
 
 // nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.

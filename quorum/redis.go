@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,6 +25,7 @@ import (
 type RedisNode struct {
 	client *redis.Client
 	addr   string
+	fixed  atomic.Pointer[identity] // given by SetIdentity, for servers that report none
 
 	watchMu sync.Mutex
 	watch   func(NodeInfo)
@@ -70,7 +72,7 @@ func NewRedisNode(opt *redis.Options) *RedisNode {
 				return err
 			}
 		}
-		info, err := readInfo(ctx, cn)
+		info, err := readInfo(ctx, cn, n.fixed.Load())
 		var rerr redis.Error
 		if errors.As(err, &rerr) {
 			return nil // the backend answers but will not say who it is (ACL, or not Redis)

@@ -16,7 +16,22 @@ import (
 )
 
 // Info implements Node.
-func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) { return readInfo(ctx, n.client) }
+func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) {
+	return readInfo(ctx, n.client, n.fixed.Load())
+}
+
+// SetIdentity gives the node an identity for a server that reports no
+// run_id (an in-process test server): runID must change whenever the
+// server starts empty, and started is when it did. Call it before New.
+func (n *RedisNode) SetIdentity(runID string, started time.Time) {
+	n.fixed.Store(&identity{runID: runID, started: started})
+}
+
+// identity is a run of a server that does not report its own.
+type identity struct {
+	runID   string
+	started time.Time
+}
 
 // Keys implements Node.
 func (n *RedisNode) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
@@ -53,21 +68,26 @@ type infoReader interface {
 // readInfo reads run_id, uptime, whether every write is fsynced, the intact
 // marker and the max-TTL record, in one round trip (two with AOF on). A
 // backend that refuses CONFIG GET counts as not persistent.
-func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
+func readInfo(ctx context.Context, c infoReader, fixed *identity) (NodeInfo, error) {
 	var (
 		infoCmd *redis.StringCmd
 		marks   *redis.SliceCmd
 	)
 	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		infoCmd = p.Info(ctx, "server", "persistence")
+		if fixed == nil {
+			infoCmd = p.Info(ctx, "server", "persistence")
+		}
 		marks = p.MGet(ctx, IntactKey, MaxTTLKey)
 		return nil
 	})
+	var info NodeInfo
+	if fixed != nil {
+		return withMarks(NodeInfo{RunID: fixed.runID, Uptime: time.Since(fixed.started)}, marks)
+	}
 	text, err := infoCmd.Result()
 	if err != nil {
 		return NodeInfo{}, err
 	}
-	var info NodeInfo
 	aof := false
 	for _, line := range strings.Split(text, "\n") {
 		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
@@ -89,6 +109,11 @@ func readInfo(ctx context.Context, c infoReader) (NodeInfo, error) {
 			info.Persistent = cfg["appendfsync"] == "always"
 		}
 	}
+	return withMarks(info, marks)
+}
+
+// withMarks adds the deployment marker and the max-TTL record to info.
+func withMarks(info NodeInfo, marks *redis.SliceCmd) (NodeInfo, error) {
 	vals, err := marks.Result()
 	if err != nil {
 		return NodeInfo{}, err
