@@ -118,7 +118,7 @@ func scenarios() []scenario {
 			}},
 		{name: "clients disconnect mid-round; one proxy replica paused (SIGSTOP) 2.5 s", quarantine: true,
 			expect: "no overlap; no key outlives its TTL; an OK may arrive late only for a request that waited in the kernel while the replica was stopped",
-			fault: disconnectAndPause, check: safeButLate},
+			fault:  disconnectAndPause, check: safeButLate},
 		{name: "a retry of the same value through replica 2 while replica 1's links to 3 of 5 stall, then heal before its rollback",
 			quarantine: true, expect: "no overlap: a rollback removes only its own round's writes", fault: retryAcrossReplicas, check: safeAndClean},
 		{name: "locks pipelined behind a read that waits 150 ms for a slow backend (TTL 120 ms)", quarantine: true,
