@@ -1,6 +1,12 @@
 # syntax=docker/dockerfile:1
 # A static binary in a distroless, non-root image. Give the backends with
 # REDLOCK_BACKENDS (or mount a config file and pass -config).
+#
+# The container defaults (listen on all interfaces, metrics on 9121, JSON
+# logs) are default *arguments*: they apply when you pass none, and any
+# arguments you pass (such as -config /etc/redlock/config.yaml) replace them,
+# so a mounted file's listen, http_listen and log_format count. Environment
+# variables (REDLOCK_*) override a file; flags override both.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -10,11 +16,10 @@ RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/redlock-proxy .
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/redlock-proxy /usr/local/bin/redlock-proxy
-USER nonroot:nonroot
-ENV REDLOCK_LISTEN=0.0.0.0:6380 \
-    REDLOCK_HTTP_LISTEN=0.0.0.0:9121 \
-    REDLOCK_LOG_FORMAT=json
+# Numeric, so that Kubernetes' runAsNonRoot can verify it (a name cannot be).
+USER 65532:65532
 EXPOSE 6380 9121
 HEALTHCHECK --interval=10s --timeout=4s --start-period=5s \
     CMD ["/usr/local/bin/redlock-proxy", "-probe", "http://127.0.0.1:9121/readyz"]
 ENTRYPOINT ["/usr/local/bin/redlock-proxy"]
+CMD ["-listen", "0.0.0.0:6380", "-http-listen", "0.0.0.0:9121", "-log-format", "json"]

@@ -82,7 +82,7 @@ func TestComposeFile(t *testing.T) {
 	for k, v := range dig(t, services, "proxy1", "environment").(map[string]any) {
 		env[k] = v.(string)
 	}
-	cfg, err := config.Load(nil, func(k string) string { return env[k] }, io.Discard)
+	cfg, err := config.Load(imageArgs(t), func(k string) string { return env[k] }, io.Discard)
 	if err != nil {
 		t.Fatalf("proxy1's environment does not load: %v", err)
 	}
@@ -92,6 +92,37 @@ func TestComposeFile(t *testing.T) {
 	if ports := dig(t, services, "proxy2", "ports").([]any); !strings.HasSuffix(ports[0].(string), ":"+port(t, cfg.Listen)) {
 		t.Fatalf("proxy2 publishes %v, but listens on %s", ports, cfg.Listen)
 	}
+	// Masters keep their data across down/up; proxies wait for healthy masters.
+	for i := 1; i <= 5; i++ {
+		name := "redis" + strconv.Itoa(i)
+		vols, _ := dig(t, services, name, "volumes").([]any)
+		if _, declared := dig(t, compose, "volumes").(map[string]any)[name]; len(vols) != 1 || !strings.HasPrefix(vols[0].(string), name+":") || !declared {
+			t.Fatalf("%s has no named data volume: %v", name, vols)
+		}
+		if dig(t, services, "proxy1", "depends_on", name, "condition") != "service_healthy" {
+			t.Fatalf("proxy1 does not wait for %s to be healthy", name)
+		}
+	}
+}
+
+// imageArgs are the image's default arguments (its CMD), which apply when a
+// container is given none.
+func imageArgs(t *testing.T) []string {
+	data, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "CMD "); ok {
+			var args []string
+			if err := yaml.Unmarshal([]byte(rest), &args); err != nil {
+				t.Fatalf("CMD %s: %v", rest, err)
+			}
+			return args
+		}
+	}
+	t.Fatal("the Dockerfile has no CMD")
+	return nil
 }
 
 func TestDockerfileHealthCheck(t *testing.T) {
@@ -100,10 +131,21 @@ func TestDockerfileHealthCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	df := string(data)
-	for _, want := range []string{"USER nonroot", "REDLOCK_HTTP_LISTEN=0.0.0.0:9121", `"-probe", "http://127.0.0.1:9121/readyz"`, "EXPOSE 6380 9121", "CGO_ENABLED=0"} {
+	for _, want := range []string{"USER 65532:65532", `"-probe", "http://127.0.0.1:9121/readyz"`, "EXPOSE 6380 9121", "CGO_ENABLED=0"} {
 		if !strings.Contains(df, want) {
 			t.Errorf("Dockerfile lacks %q", want)
 		}
+	}
+	// No ENV for settings: it would silently override a mounted config file.
+	if strings.Contains(df, "ENV REDLOCK_") {
+		t.Errorf("the Dockerfile sets REDLOCK_* in ENV, which overrides a mounted config file")
+	}
+	cfg, err := config.Load(imageArgs(t), func(string) string { return "" }, io.Discard)
+	if err != nil || cfg.HTTPListen != "0.0.0.0:9121" || !strings.HasPrefix(cfg.Listen, "0.0.0.0:") || cfg.LogFormat != "json" {
+		t.Errorf("the image's default arguments give %+v, %v", cfg, err)
+	}
+	if ignore, err := os.ReadFile(".dockerignore"); err != nil || !strings.Contains(string(ignore), ".git") {
+		t.Errorf(".dockerignore missing or without .git: %v", err)
 	}
 }
 
@@ -120,6 +162,23 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	dep := kinds["Deployment/redlock-proxy"]
 	container := dig(t, dep, "spec", "template", "spec", "containers", 0)
+	for _, c := range []any{container, dig(t, kinds["StatefulSet/redis"], "spec", "template", "spec", "containers", 0)} {
+		image := dig(t, c, "image").(string)
+		if strings.HasSuffix(image, ":latest") || !strings.Contains(image, ":") || dig(t, c, "imagePullPolicy") == nil {
+			t.Errorf("image %q: pin a tag and set imagePullPolicy", image)
+		}
+		if dig(t, c, "resources", "requests", "memory") == nil || dig(t, c, "resources", "limits", "memory") == nil {
+			t.Errorf("container of image %q has no memory request and limit", image)
+		}
+	}
+	for _, pdb := range []string{"PodDisruptionBudget/redlock-proxy", "PodDisruptionBudget/redis"} {
+		if kinds[pdb] == nil {
+			t.Errorf("%s missing", pdb)
+		}
+	}
+	if dig(t, dep, "spec", "template", "spec", "securityContext", "runAsUser") != 65532 {
+		t.Errorf("the Deployment does not run as the image's numeric user")
+	}
 	path := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(path, []byte(dig(t, kinds["ConfigMap/redlock-proxy"], "data", "config.yaml").(string)), 0o600); err != nil {
 		t.Fatal(err)

@@ -188,6 +188,7 @@ func PrintUsage(w io.Writer) {
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s\n    \t%s (default %s; env %s; yaml %s)\n", flagName(s.key), s.usage, format(s.field(&d)), envName(s.key), s.key)
 	}
+	fmt.Fprintf(w, "\nredlock-proxy -probe URL\n    \tGET URL and exit 0 on 200 OK, else 1: the container image's health check (it has no curl)\n")
 }
 
 // Doc is one setting as the README's table shows it.
