@@ -64,11 +64,22 @@
 // engine that granted on it. A node that fsyncs every write keeps its
 // locks and records across a restart and is not quarantined.
 //
+// Deployment markers (IntactKey) name the run_id they were written on, and
+// are written only on a node that votes. A node whose marker names its
+// current run has been up without a break since it was marked, so it holds
+// every lock granted since: it counts whatever its age. A node without such
+// a marker while Q others carry theirs lost its state (restarted, replaced
+// by an empty server, flushed): it waits the window from first sight,
+// whatever its uptime. With no markers anywhere the uptime rule applies,
+// unless the operator says the deployment is new (WithNewDeployment): then,
+// if every node answers, unmarked and younger than the window, all are
+// marked at once.
+//
 // # Fencing tokens
 //
 // Each node keeps a counter per fenced lock and lists the counters in a set
-// (CountersKey). A node is intact when it carries IntactKey: its counters
-// were never lost since it was marked. A token is the largest counter among
+// (CountersKey). A node is intact when it carries its current run's
+// marker: its counters were never lost since it was marked. A token is the largest counter among
 // Q intact nodes that granted, after which Q intact nodes' counters are
 // raised to it; a token read is the Q-th largest among intact nodes. Any two
 // sets of Q share a node, so every token is larger than every one before
