@@ -22,6 +22,7 @@ func (e *Engine) tendCounters() {
 	}
 	defer e.repairing.Unlock()
 	var up, intact, unmarked []int
+	waiting := 0 // reachable, unmarked, not voting yet
 	now := time.Now()
 	for i, h := range e.health {
 		h.mu.Lock()
@@ -34,7 +35,7 @@ func (e *Engine) tendCounters() {
 		case e.counts(i, now): // only a node out of quarantine may be marked: the marker exempts it
 			up, unmarked = append(up, i), append(unmarked, i)
 		default:
-			up = append(up, i)
+			up, waiting = append(up, i), waiting+1
 		}
 	}
 	if len(unmarked) == 0 {
@@ -43,7 +44,10 @@ func (e *Engine) tendCounters() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
 	defer cancel()
 	if len(intact) == 0 {
-		if len(up) < e.quorum {
+		// A new deployment is marked whole, once every reachable node votes:
+		// marking a few first would leave the rest with too few intact
+		// nodes to be repaired from.
+		if len(up) < e.quorum || waiting > 0 {
 			return
 		}
 		e.opts.logger.Info("no backend carries a deployment marker: marking them as a new deployment (fencing counters start at 0)", "backends", len(unmarked))
