@@ -173,12 +173,8 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 	ch := make(chan answer, len(idx))
 	sent := time.Now()
 	for j, i := range idx {
-		if e.health[i].isDown() {
-			ch <- answer{node: j, reply: Reply{Err: errDown}}
-			continue
-		}
-		if dup := e.health[i].duplicate(); dup != "" {
-			ch <- answer{node: j, reply: Reply{Err: &duplicateError{of: dup}}}
+		if err := e.health[i].unsendable(); err != nil {
+			ch <- answer{node: j, reply: Reply{Err: err}}
 			continue
 		}
 		e.nodes[i].Do(op, deadline, func(r Reply) {

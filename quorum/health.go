@@ -152,11 +152,18 @@ func (h *health) isIntact() bool {
 	return h.intact && h.dupOf == ""
 }
 
-// duplicate names the node this one is the same server as, or "".
-func (h *health) duplicate() string {
+// unsendable says why a round sends nothing to the node (known down, or
+// a duplicate of another), or nil: one lock on the lock path.
+func (h *health) unsendable() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.dupOf
+	switch {
+	case !h.up && !h.checked.IsZero():
+		return errDown
+	case h.dupOf != "":
+		return &duplicateError{of: h.dupOf}
+	}
+	return nil
 }
 
 func (h *health) snapshotUp() bool {

@@ -22,7 +22,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -304,83 +303,4 @@ func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int
 		s.Deliver(pattern, channel, message)
 	}
 	return len(t.subs)
-}
-
-// seenFor is how long a message id is remembered: far longer than the gap
-// between the copies of one message from different backends.
-const seenFor = time.Minute
-
-// seenMax bounds one generation of remembered ids: a flood of messages
-// shortens how long they are remembered, not the memory they take.
-const seenMax = 1 << 20
-
-// seenSet remembers delivered ids in two generations, each at most seenFor
-// old: a lookup checks both, an insert goes to the current one, and the
-// current one becomes the previous when it is seenFor old or full. Every
-// operation is O(1); memory is bounded by seenMax per generation.
-type seenSet struct {
-	cur, prev map[string]struct{}
-	since     time.Time // when cur was started
-}
-
-func (s *seenSet) add(key string, now time.Time) bool {
-	if _, dup := s.cur[key]; dup {
-		return false
-	}
-	if _, dup := s.prev[key]; dup {
-		return false
-	}
-	if s.cur == nil || now.Sub(s.since) > seenFor || len(s.cur) >= seenMax {
-		s.prev, s.cur, s.since = s.cur, make(map[string]struct{}), now
-	}
-	s.cur[key] = struct{}{}
-	return true
-}
-
-// first reports whether this is the first copy of message id for pattern
-// ("" for channel subscribers).
-func (b *Bus) first(id, pattern string) bool {
-	b.seenMu.Lock()
-	defer b.seenMu.Unlock()
-	return b.seen.add(id+"\x00"+pattern, time.Now())
-}
-
-// backend is the bus's subscription connection to one backend.
-type backend struct {
-	bus    *Bus
-	client *redis.Client
-	ps     *redis.PubSub
-}
-
-// receive reads the backend's messages until the bus closes; go-redis
-// reconnects and resubscribes after errors.
-func (be *backend) receive() {
-	b := be.bus
-	for {
-		msg, err := be.ps.Receive(context.Background())
-		if err != nil {
-			if b.closed.Load() {
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if m.Kind == "subscribe" || m.Kind == "psubscribe" {
-				b.confirmed(strings.TrimPrefix(m.Channel, Prefix), m.Kind == "psubscribe")
-			}
-		case *redis.Message:
-			id, message, ok := strings.Cut(m.Payload, " ")
-			if !ok || !strings.HasPrefix(m.Channel, Prefix) {
-				continue
-			}
-			channel := strings.TrimPrefix(m.Channel, Prefix)
-			if m.Pattern == "" {
-				b.deliver(id, channel, message, false)
-				continue
-			}
-			b.deliverPatterns(id, channel, message) // the catch-all: match the clients' patterns here
-		}
-	}
 }
