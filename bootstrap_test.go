@@ -31,6 +31,32 @@ func TestNewDeploymentLocksAtOnce(t *testing.T) {
 	}
 }
 
+// Two replicas started together with the word "new" raced: the one that
+// checked the backends before the other marked them put them in their
+// uptime quarantine and kept them there for ten minutes, although each then
+// carried the marker of its current run (found by running Jedis through two
+// replicas started at once). A replica that sees a backend marked for its
+// current run counts it, whatever its age and whatever it saw first.
+func TestReplicaThatSawBackendsBeforeTheyWereMarkedCountsThem(t *testing.T) {
+	h := newHarness(t, 5, func(c *config.Config) { c.Quarantine = true })
+	early := h.client()
+	if err := early.SetNX(t.Context(), "lock:early", "tok", 30*time.Second).Err(); err == nil || !strings.Contains(err.Error(), "quarantined") {
+		t.Fatalf("fresh backends, no word yet: %v; want quarantined", err)
+	}
+	h.cfg.InitialClusterState = "new"
+	_, addr := h.serve() // marks every backend
+	if ok, err := replicaAt(t, addr).SetNX(t.Context(), "lock:new", "tok", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("the replica that marked them = %v, %v; want OK", ok, err)
+	}
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		if err = early.SetNX(t.Context(), "lock:early", "tok", 30*time.Second).Err(); err == nil {
+			return
+		}
+	}
+	t.Fatalf("the replica that saw them unmarked still refuses 10s after they were marked: %v", err)
+}
+
 // Without it, fresh backends wait out the quarantine, and the reply says
 // for how long, why, and what to do.
 func TestFreshBackendsSayWhyAndHowLong(t *testing.T) {

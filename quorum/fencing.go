@@ -95,6 +95,16 @@ func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
 	}
 }
 
+// allIntact reports whether every node carries its current run's marker.
+func (e *Engine) allIntact() bool {
+	for _, h := range e.health {
+		if !h.isIntact() {
+			return false
+		}
+	}
+	return true
+}
+
 // unrepaired names the nodes whose fencing counters do not count, for errors.
 func (e *Engine) unrepaired() *multierror.Error {
 	var errs *multierror.Error
@@ -109,32 +119,44 @@ func (e *Engine) unrepaired() *multierror.Error {
 // bootstrap marks every backend of a new deployment at once, on the
 // operator's word (WithNewDeployment) that they hold no locks: they then
 // count without waiting out the quarantine window. It refuses, and says why,
-// unless every configured backend answered, none carries a marker (of any
-// run: that would be an existing deployment), and every one is younger than
-// the window (an older one may hold locks).
+// unless every configured backend answered, none carries the marker of an
+// earlier run (that would be an existing deployment), and every one is
+// younger than the window (an older one may hold locks). Backends already
+// marked for their current run are left as they are: another replica with
+// the same word got there first.
 func (e *Engine) bootstrap() {
+	if e.allIntact() {
+		e.opts.logger.Info("initial_cluster_state=new: every backend already carries its current run's deployment marker; nothing to mark")
+		return
+	}
 	window := e.QuarantineWindow()
+	var unmarked []int
 	for i, h := range e.health {
 		h.mu.Lock()
-		up, known, marked, young := h.up, h.known, h.marked, !h.since.IsZero() && time.Since(h.since) < window
+		up, known, marked, intact := h.up, h.known, h.marked, h.intact
+		young := time.Since(h.started) < window
 		h.mu.Unlock()
 		why := ""
 		switch {
 		case !up || !known:
 			why = "it did not answer"
-		case marked:
-			why = "it already carries a deployment marker: this is an existing deployment"
+		case marked && !intact:
+			why = "it carries the deployment marker of an earlier run: this is an existing deployment"
 		case !young:
 			why = "it has been up longer than the quarantine window " + window.String() + ", so it may hold locks"
+		case intact:
+			continue // young and marked for this run: another replica bootstrapping the same deployment
 		}
 		if why != "" {
 			e.opts.logger.Warn("initial_cluster_state=new not applied: backends keep their restart quarantine", "node", e.nodes[i].Addr(), "reason", why)
 			return
 		}
+		unmarked = append(unmarked, i)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
 	defer cancel()
-	for i, h := range e.health {
+	for _, i := range unmarked {
+		h := e.health[i]
 		h.mu.Lock()
 		runID := h.runID
 		h.mu.Unlock()
@@ -146,6 +168,6 @@ func (e *Engine) bootstrap() {
 		h.intact, h.marked, h.since = true, true, time.Time{}
 		h.mu.Unlock()
 	}
-	e.opts.logger.Warn("initial_cluster_state=new: marked every backend as part of a new deployment; they count at once, without restart quarantine",
-		"backends", len(e.nodes))
+	e.opts.logger.Warn("initial_cluster_state=new: marked the backends of a new deployment; they count at once, without restart quarantine",
+		"marked", len(unmarked), "already_marked", len(e.nodes)-len(unmarked))
 }

@@ -21,6 +21,7 @@ type health struct {
 	firstSeen   time.Time // when this engine first read its identity
 	recorded    bool      // this engine's max-TTL record is written on this run of the backend
 	since       time.Time // quarantine runs from here for the window (zero: none)
+	started     time.Time // when its current run began, by its uptime
 	restarted   time.Time // when a new run_id was seen (zero: never)
 	dupOf       string    // the address of the node this one is the same server as
 	voting      bool      // counted toward lock quorums when last judged (for the log)
@@ -52,8 +53,15 @@ func (h *health) observe(info NodeInfo, now time.Time) string {
 		event = "backend restarted; quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
 		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
+	case info.Intact && !h.intact && !h.since.IsZero():
+		// Marked for this run since we first saw it (by a replica that let it
+		// vote, or one bootstrapping a new deployment): up without a break
+		// since, it holds every lock granted since, whatever its age. The
+		// voting log says it counts now.
+		h.since = time.Time{}
 	}
 	h.known, h.runID, h.persistent, h.intact, h.marked = true, info.RunID, info.Persistent, info.Intact, info.Marked
+	h.started = now.Add(-info.Uptime)
 	return event
 }
 
