@@ -7,11 +7,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Spring Integration's RedisLockRegistry and ShedLock cannot be installed
-// here (no Maven registry), and their exact script texts were not available
-// to compare; the proxy knows their scripts by SHA1 (CLIENTS.md), so these
-// tests call them as those clients do, by EVALSHA, with their argument
-// layout, and check the lock's behaviour on the real backends.
+// Spring Integration's RedisLockRegistry and ShedLock cannot be built here
+// (Spring needs far more than Debian packages); the proxy knows their
+// scripts by SHA1, each checked against the client's source text in the
+// versions CLIENTS.md names, so these tests call them as those clients do,
+// by EVALSHA, with their argument layout, and check the lock's behaviour on
+// the real backends.
 
 const (
 	springObtain       = "175897a4e379e99e79a54937be09226f76cdcfe5" // 6.2+
@@ -96,6 +97,77 @@ func TestSpringRedisLockRegistry(t *testing.T) {
 	expect("7.1 obtain", c.Do(ctx, "set", key, a, "nx", "px", 60000).Val(), nil, "OK")
 	expect("7.1 renew", c.Do(ctx, "set", key, a, "ifeq", a, "px", 90000).Val(), nil, "OK")
 	expect("7.1 unlock", c.Do(ctx, "delex", key, "ifeq", a).Val(), nil, int64(1))
+}
+
+// The layouts of older and DEL-variant releases, read from Spring's source
+// (5.4-6.5): each obtains, refuses a stranger, releases its owner's lock and
+// tells a waiter on the other replica.
+func TestSpringScriptsOfEveryVersion(t *testing.T) {
+	h := newHarness(t, 5, nil)
+	_, second := h.serve()
+	c, ctx := h.client(), t.Context()
+	waiterConn := redis.NewClient(&redis.Options{Addr: second, MaxRetries: -1})
+	t.Cleanup(func() { _ = waiterConn.Close() })
+	sub := waiterConn.Subscribe(ctx, "registry-channel")
+	defer sub.Close()
+	if _, err := sub.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	obtain := func(key, owner string) any {
+		v, err := c.EvalSha(ctx, "8426c8df41c64d8177dce3ecbbe9146ef3759cd2", []string{key}, owner, 60000).Result() // 5.4.0-5.5.12
+		if err != nil && err != redis.Nil {
+			t.Fatalf("obtain %s: %v", key, err)
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name, sha string
+		keys      func(key string) []string
+		args      func(owner string) []any
+		notify    bool
+		compares  bool // false: deletes whoever holds it (Spring read the owner with GET first)
+	}{
+		{"spin unlock with DEL", "356d97191f2b63031781ccc0e8e82f02e1995a90",
+			func(k string) []string { return []string{k} }, func(o string) []any { return []any{o} }, false, true},
+		{"pub/sub unlock with DEL", "b2dedc0ab01c17f9f20e3e6ddb62dcb6afbed0bd",
+			func(k string) []string { return []string{k} }, func(o string) []any { return []any{o, "registry-channel"} }, true, true},
+		{"6.4.8 pub/sub unlock, channel in KEYS[2]", "67aebbcba76d9674162e8906de1f669866f48e07",
+			func(k string) []string { return []string{k, "registry-channel"} }, func(o string) []any { return []any{o} }, true, true},
+		{"6.4.8 pub/sub unlock with DEL, channel in KEYS[2]", "4d7192f70618a620282e427698f9cde890151e58",
+			func(k string) []string { return []string{k, "registry-channel"} }, func(o string) []any { return []any{o} }, true, true},
+		{"5.5.7 pub/sub unlock (UNLINK, no compare)", "c1ae6c899d164de076f40ffe82eba8fb8e27af6c",
+			func(k string) []string { return []string{k} }, func(string) []any { return []any{"registry-channel"} }, true, false},
+		{"5.5.7 pub/sub unlock (DEL, no compare)", "20b5c3728736e2367b496c16390f9df56916a76f",
+			func(k string) []string { return []string{k} }, func(string) []any { return []any{"registry-channel"} }, true, false},
+	} {
+		key := "registry:" + tc.sha[:8]
+		if v := obtain(key, "client-a"); v != int64(1) {
+			t.Fatalf("%s: obtain = %v", tc.name, v)
+		}
+		if v := obtain(key, "client-b"); v != nil {
+			t.Fatalf("%s: a second obtain = %v, want nil", tc.name, v)
+		}
+		if tc.compares {
+			if v, err := c.EvalSha(ctx, tc.sha, tc.keys(key), tc.args("client-b")...).Result(); err != redis.Nil {
+				t.Fatalf("%s by a stranger = %v, %v; want nil", tc.name, v, err)
+			}
+		}
+		if v, err := c.EvalSha(ctx, tc.sha, tc.keys(key), tc.args("client-a")...).Int64(); err != nil || v != 1 {
+			t.Fatalf("%s = %v, %v; want 1", tc.name, v, err)
+		}
+		if anyKey(t, h.backend, key) {
+			eventually(t, tc.name+": the lock gone from every backend", func() bool { return !anyKey(t, h.backend, key) })
+		}
+		if tc.notify {
+			m, err := sub.ReceiveTimeout(ctx, 5*time.Second)
+			if msg, ok := m.(*redis.Message); err != nil || !ok || msg.Payload != key {
+				t.Fatalf("%s: the waiter got %#v, %v; want %s", tc.name, m, err, key)
+			}
+		}
+		if _, err := c.EvalSha(ctx, tc.sha, tc.keys(key), tc.args("client-a")...).Result(); err != redis.Nil {
+			t.Fatalf("%s of a free lock = %v; want nil", tc.name, err)
+		}
+	}
 }
 
 func TestShedLock(t *testing.T) {

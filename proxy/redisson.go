@@ -22,7 +22,7 @@ type unlockShape struct {
 
 var unlockShapes = map[string]unlockShape{
 	sha1Hex(redissonUnlock):     {latchTTLArg: 5}, // 3.24+: ARGV[4] is the publish command
-	redissonUnlock322SHA:        {latchTTLArg: 4}, // 3.22-3.23
+	sha1Hex(redissonUnlock322):  {},               // 3.22-3.23: ARGV[4] is the publish command, no latch
 	sha1Hex(redissonUnlock3106): {},
 	sha1Hex(redissonUnlock310):  {absentReleased: true},
 }

@@ -132,7 +132,8 @@ func (s *Server) runScript(c *request, sha string, kind scriptKind, rest [][]byt
 	case scriptHashAcquire, scriptFencedAcquire, scriptFencedTryAcquire, scriptHashRelease, scriptHashExtend,
 		scriptHashExtendAll, scriptForceUnlock:
 		s.redissonScript(c, sha, kind, keys, argv)
-	case scriptSpringObtain, scriptSpringRelease, scriptSpringReleaseNotify, scriptSpringRenew:
+	case scriptSpringObtain, scriptSpringRelease, scriptSpringReleaseNotify, scriptSpringRenew,
+		scriptSpringReleaseNotifyKey, scriptSpringDeleteNotify:
 		s.springScript(c, sha, kind, keys, argv)
 	case scriptExtend, scriptExtendPy, scriptExtendOrAcquire:
 		if len(keys) < 1 || len(argv) < 2 {

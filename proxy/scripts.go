@@ -12,28 +12,30 @@ import (
 type scriptKind uint8
 
 const (
-	scriptRelease             scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
-	scriptExtend                                    // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
-	scriptExtendPy                                  // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
-	scriptReleaseMissing                            // redsync: as scriptRelease, but -1 when the key is missing
-	scriptExtendOrAcquire                           // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
-	scriptObtain                                    // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
-	scriptOwnerPTTL                                 // bsm/redislock: the owner\'s PTTL in ms, else -3
-	scriptAcquireAll                                // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
-	scriptExtendAll                                 // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
-	scriptReleaseAll                                // node-redlock: KEYS holding ARGV[1] deleted; how many
-	scriptAcquire                                   // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
-	scriptHashAcquire                               // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
-	scriptFencedAcquire                             // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
-	scriptFencedTryAcquire                          // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
-	scriptHashRelease                               // Redisson unlock: KEYS[1] lock, KEYS[2] channel (KEYS[3] latch); ARGV[1] message, [2] lease, [3] owner; 1, 0 or nil
-	scriptHashExtend                                // Redisson renewal: KEYS[1], ARGV[1] lease ms, ARGV[2] owner; 1/0
-	scriptHashExtendAll                             // Redisson batched renewal: KEYS[i] for owner ARGV[i+1], ARGV[1] lease ms; array of 1/0
-	scriptForceUnlock                               // Redisson forceUnlock: KEYS[1] deleted, ARGV[1] published on KEYS[2]; 1/0
-	scriptSpringObtain                              // Spring: KEYS[1] for ARGV[1], ARGV[2] ms, re-obtaining one's own; true (1) or false (nil)
-	scriptSpringRelease                             // Spring: compare-and-UNLINK; true/false
-	scriptSpringReleaseNotify                       // Spring with pub/sub: as scriptSpringRelease, then KEYS[1] published on ARGV[2]
-	scriptSpringRenew                               // Spring: compare-and-PEXPIRE, ARGV[2] ms; true/false
+	scriptRelease                scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
+	scriptExtend                                       // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
+	scriptExtendPy                                     // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
+	scriptReleaseMissing                               // redsync: as scriptRelease, but -1 when the key is missing
+	scriptExtendOrAcquire                              // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
+	scriptObtain                                       // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
+	scriptOwnerPTTL                                    // bsm/redislock: the owner\'s PTTL in ms, else -3
+	scriptAcquireAll                                   // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
+	scriptExtendAll                                    // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
+	scriptReleaseAll                                   // node-redlock: KEYS holding ARGV[1] deleted; how many
+	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptHashAcquire                                  // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
+	scriptFencedAcquire                                // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
+	scriptFencedTryAcquire                             // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
+	scriptHashRelease                                  // Redisson unlock: KEYS[1] lock, KEYS[2] channel (KEYS[3] latch); ARGV[1] message, [2] lease, [3] owner; 1, 0 or nil
+	scriptHashExtend                                   // Redisson renewal: KEYS[1], ARGV[1] lease ms, ARGV[2] owner; 1/0
+	scriptHashExtendAll                                // Redisson batched renewal: KEYS[i] for owner ARGV[i+1], ARGV[1] lease ms; array of 1/0
+	scriptForceUnlock                                  // Redisson forceUnlock: KEYS[1] deleted, ARGV[1] published on KEYS[2]; 1/0
+	scriptSpringObtain                                 // Spring: KEYS[1] for ARGV[1], ARGV[2] ms, re-obtaining one's own; true (1) or false (nil)
+	scriptSpringRelease                                // Spring: compare-and-UNLINK; true/false
+	scriptSpringReleaseNotify                          // Spring with pub/sub: as scriptSpringRelease, then KEYS[1] published on ARGV[2]
+	scriptSpringRenew                                  // Spring: compare-and-PEXPIRE, ARGV[2] ms; true/false
+	scriptSpringReleaseNotifyKey                       // Spring 6.4.8-6.5.x pub/sub: as scriptSpringReleaseNotify, the channel in KEYS[2]
+	scriptSpringDeleteNotify                           // Spring 5.5.7-6.1.2 pub/sub: KEYS[1] deleted whoever holds it (checked by GET before), published on ARGV[1]; true/false
 )
 
 func (k scriptKind) String() string {
@@ -45,7 +47,8 @@ func (k scriptKind) String() string {
 		scriptFencedTryAcquire: "fenced try-acquire", scriptHashRelease: "reentrant release", scriptHashExtend: "reentrant extend",
 		scriptHashExtendAll: "reentrant extend of many keys", scriptForceUnlock: "force unlock",
 		scriptSpringObtain: "obtain (true/false)", scriptSpringRelease: "release (true/false)",
-		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)"}[k]
+		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
+		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)"}[k]
 }
 
 // Exact script texts of client libraries, byte for byte as they send them
@@ -63,6 +66,16 @@ var (
 	redsyncTouch string // d75bb8b5...
 	//go:embed clientscripts/redsync_touch_setnx.lua
 	redsyncTouchSetNX string // b6b55c43...
+	//go:embed clientscripts/docs_unlock.lua
+	docsUnlock string // 647c65a4... (redis.io docs, Jedis users)
+	//go:embed clientscripts/docs_unlock_newline.lua
+	docsUnlockNewline string // 194f3902... (ShedLock safeUpdate: the docs script with a trailing newline)
+	//go:embed clientscripts/unlock_oneline_dq.lua
+	unlockOneLineDQ string // b70c2384... (one line, double quotes)
+	//go:embed clientscripts/unlock_oneline_sq.lua
+	unlockOneLineSQ string // e9f69f2b... (one line, single quotes)
+	//go:embed clientscripts/bsm_release.lua
+	bsmRelease string // cf0e94b2... (bsm/redislock)
 	//go:embed clientscripts/bsm_obtain.lua
 	bsmObtain string // 80a1b5f2...
 	//go:embed clientscripts/bsm_refresh.lua
@@ -97,6 +110,8 @@ var (
 	redissonLock310 string // 9401052d... (3.10.0-3.10.5)
 	//go:embed clientscripts/redisson_unlock.lua
 	redissonUnlock string // 68664592... (3.24+)
+	//go:embed clientscripts/redisson_unlock_3.22.lua
+	redissonUnlock322 string // 778cea8a... (3.22-3.23: ARGV[4] the publish command, no latch)
 	//go:embed clientscripts/redisson_unlock_3.10.6.lua
 	redissonUnlock3106 string // 3ffe249c... (3.10.6-3.21)
 	//go:embed clientscripts/redisson_unlock_3.10.lua
@@ -111,22 +126,28 @@ var (
 	redissonForceUnlockOld string // 7e9c80b3... (3.10.6-3.21)
 	//go:embed clientscripts/redisson_fenced_lock.lua
 	redissonFencedLock string // 46b5551b...
+	//go:embed clientscripts/redisson_fenced_trylock.lua
+	redissonFencedTryLock string // 49babb5a... (seen on the wire from Redisson 3.23.4)
 )
 
-// Scripts known by SHA1 only (CLIENTS.md): their exact texts were not
-// available to compare byte for byte, so an EVAL of them is recognised only
-// if it hashes the same; EVALSHA works on a fresh replica either way.
-const redissonUnlock322SHA = "778cea8aada230ae060b432fc333adaec85f2f4c" // Redisson unlock 3.22-3.23: latch ms in ARGV[4]
-
+// Scripts known by SHA1 only: an EVAL of them is recognised when its text
+// hashes the same; EVALSHA works on a fresh replica either way. Each SHA1
+// and argument layout was checked against the client's source text, in the
+// versions named (issue 12); the texts themselves are not kept here.
 var knownSHAsOnly = map[string]scriptKind{
-	redissonUnlock322SHA:                       scriptHashRelease,
-	"49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45": scriptFencedTryAcquire,    // Redisson RFencedLock tryLock
-	"175897a4e379e99e79a54937be09226f76cdcfe5": scriptSpringObtain,        // Spring RedisLockRegistry 6.2+
-	"6d2bc6d16248df19e144841297222544e3c7800a": scriptSpringObtain,        // Spring RedisLockRegistry up to 6.1
-	"f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2": scriptSpringRelease,       // Spring 6.2+ spin lock unlock
-	"7a71e9443a2a41539fb115a5a27d5a748a871aed": scriptSpringReleaseNotify, // Spring pub/sub lock unlock
-	"879e0f7b8d83c3266d4e996627438c05dbda0b89": scriptSpringRenew,         // Spring 6.4+ renew
-	"67256370c2d1c87e2250898075542b1a7fa5b917": scriptExtend,              // ShedLock update (compare-and-PEXPIRE)
+	"175897a4e379e99e79a54937be09226f76cdcfe5": scriptSpringObtain,           // Spring Integration RedisLockRegistry 6.1.0-7.1.x
+	"6d2bc6d16248df19e144841297222544e3c7800a": scriptSpringObtain,           // Spring 5.5.13-6.0.x
+	"8426c8df41c64d8177dce3ecbbe9146ef3759cd2": scriptSpringObtain,           // Spring 5.4.0-5.5.12
+	"f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2": scriptSpringRelease,          // Spring 6.0.7-7.1.x spin lock unlock (UNLINK)
+	"356d97191f2b63031781ccc0e8e82f02e1995a90": scriptSpringRelease,          // Spring 6.0.7-6.5.x spin lock unlock (DEL, where UNLINK is missing)
+	"7a71e9443a2a41539fb115a5a27d5a748a871aed": scriptSpringReleaseNotify,    // Spring 6.0.7-7.1.x pub/sub lock unlock (UNLINK)
+	"b2dedc0ab01c17f9f20e3e6ddb62dcb6afbed0bd": scriptSpringReleaseNotify,    // Spring 6.0.7-6.5.x pub/sub lock unlock (DEL)
+	"67aebbcba76d9674162e8906de1f669866f48e07": scriptSpringReleaseNotifyKey, // Spring 6.4.8-6.5.3 pub/sub lock unlock (UNLINK), channel in KEYS[2]
+	"4d7192f70618a620282e427698f9cde890151e58": scriptSpringReleaseNotifyKey, // Spring 6.4.8-6.5.6 pub/sub lock unlock (DEL), channel in KEYS[2]
+	"c1ae6c899d164de076f40ffe82eba8fb8e27af6c": scriptSpringDeleteNotify,     // Spring 5.5.7-6.1.2 pub/sub lock unlock (UNLINK)
+	"20b5c3728736e2367b496c16390f9df56916a76f": scriptSpringDeleteNotify,     // Spring 5.5.7-6.1.2 pub/sub lock unlock (DEL)
+	"879e0f7b8d83c3266d4e996627438c05dbda0b89": scriptSpringRenew,            // Spring 6.4.0-7.1.x renew
+	"67256370c2d1c87e2250898075542b1a7fa5b917": scriptExtend,                 // ShedLock 6.7.0-7.9.0 update (compare-and-PEXPIRE, safeUpdate)
 }
 
 // dbFirst lists scripts whose ARGV[1] is a database index they SELECT
@@ -163,6 +184,7 @@ var knownTexts = map[string]scriptKind{
 	redissonLock312:        scriptHashAcquire,
 	redissonLock310:        scriptHashAcquire,
 	redissonUnlock:         scriptHashRelease,
+	redissonUnlock322:      scriptHashRelease,
 	redissonUnlock3106:     scriptHashRelease,
 	redissonUnlock310:      scriptHashRelease,
 	redissonRenew:          scriptHashExtend,
@@ -170,13 +192,12 @@ var knownTexts = map[string]scriptKind{
 	redissonForceUnlock:    scriptForceUnlock,
 	redissonForceUnlockOld: scriptForceUnlock,
 	redissonFencedLock:     scriptFencedAcquire,
-	// redis.io docs (647c65a4...) and ShedLock's copy with a trailing newline (194f3902...).
-	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend":   scriptRelease,
-	"if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n": scriptRelease,
-	// one line, double quotes (b70c2384...), single quotes (e9f69f2b...), bsm/redislock (cf0e94b2...).
-	`if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`:   scriptRelease,
-	`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`: scriptRelease,
-	`if redis.call("get", KEYS[1]) == ARGV[1] then return redis.call("del", KEYS[1]) else return 0 end`: scriptRelease,
+	redissonFencedTryLock:  scriptFencedTryAcquire,
+	docsUnlock:             scriptRelease,
+	docsUnlockNewline:      scriptRelease,
+	unlockOneLineDQ:        scriptRelease,
+	unlockOneLineSQ:        scriptRelease,
+	bsmRelease:             scriptRelease,
 }
 
 // canonicalForms maps the normalised text of every accepted shape of the

@@ -31,6 +31,7 @@ func TestRedissonTexts(t *testing.T) {
 		redissonLock312:        "dad0f8d619e548e04f21fb48d50be5034df3adae",
 		redissonLock310:        "9401052d872adfd0179ef8c8e8c028512707629a",
 		redissonUnlock:         "6866459238a13a701d42f4971f12d9f3a50e2442",
+		redissonUnlock322:      "778cea8aada230ae060b432fc333adaec85f2f4c",
 		redissonUnlock3106:     "3ffe249c16dee540ac8ab32e39bd408626b9aff7",
 		redissonUnlock310:      "93cfc048f82624d1670a310aa0ad58918c0824a5",
 		redissonRenew:          "8e19a1ddbdee9138df9f32a480c57addab4353d1",
