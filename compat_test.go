@@ -41,6 +41,7 @@ func TestRedisPyLock(t *testing.T) {
 // the Redlock rounds across five real redis-servers.
 func TestRedsync(t *testing.T) {
 	h := newHarness(t, 5, nil)
+	h.record("go-redsync-4.18.1", "redsync v4.18.1 over go-redis v9", "compat_test.go TestRedsync: Lock, contention, Valid, Extend, Unlock, ErrLockAlreadyExpired, WithSetNXOnExtend, goroutines contending", 5000)
 	c := h.client(func(o *redis.Options) { o.PoolSize = 20 })
 	rs := redsync.New(goredis.NewPool(c))
 	ctx := t.Context()
@@ -120,6 +121,7 @@ func TestRedsync(t *testing.T) {
 // TestBsmRedislock: bsm/redislock against the proxy.
 func TestBsmRedislock(t *testing.T) {
 	h := newHarness(t, 5, nil)
+	h.record("go-bsm-redislock-0.9.4", "bsm/redislock v0.9.4 over go-redis v9", "compat_test.go TestBsmRedislock: Obtain, contention, TTL, Refresh, Release, ErrLockNotHeld, Obtain with retry", 5000)
 	locker := redislock.New(h.client())
 	ctx := t.Context()
 
@@ -192,6 +194,7 @@ func TestNodeClients(t *testing.T) {
 // TestRueidis: rueidis (RESP3 only, client-side caching off) against the proxy.
 func TestRueidis(t *testing.T) {
 	h := newHarness(t, 3, nil)
+	h.record("go-rueidis-1.0.79", "rueidis 1.0.79 (RESP3, DisableCache)", "compat_test.go TestRueidis: HELLO 3 and the CLUSTER fallback, acquire, contention, unlock, GET", 5000)
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{h.addr}, DisableCache: true})
 	if err != nil {
 		t.Fatalf("rueidis connecting (HELLO 3, CLUSTER SLOTS fallback): %v", err)

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,6 +15,7 @@ import (
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
 	"github.com/redlock-proxy/redlock-proxy/proxy"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
@@ -19,7 +23,7 @@ import (
 // harness is the proxy, in-process on a free port, in front of real
 // redis-server backends, wired by the same start() that main uses.
 type harness struct {
-	t       *testing.T
+	t       testing.TB
 	backend []*redistest.Server
 	app     *app
 	addr    string
@@ -28,7 +32,7 @@ type harness struct {
 
 // newHarness starts n redis-servers (none: embedded backends) and the proxy;
 // mutate adjusts the configuration first.
-func newHarness(t *testing.T, n int, mutate func(*config.Config)) *harness {
+func newHarness(t testing.TB, n int, mutate func(*config.Config)) *harness {
 	t.Helper()
 	h := &harness{t: t}
 	cfg := config.Default()
@@ -152,4 +156,31 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// record, when REDLOCK_RECORD names a directory, puts cmd/wirerec's
+// recorder between the test's clients and the proxy and writes their
+// traffic to <dir>/<name>.jsonl: how the Go clients' transcripts in
+// compat/transcripts were made. Otherwise it does nothing.
+func (h *harness) record(name, client, scenario string, leaseMS int64) {
+	dir := os.Getenv("REDLOCK_RECORD")
+	if dir == "" {
+		return
+	}
+	f, err := os.Create(filepath.Join(dir, name+".jsonl"))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	rec, err := transcript.NewRecorder(f, transcript.Header{Client: client, Scenario: scenario, Replicas: 1, LeaseMS: leaseMS})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	upstream := h.addr
+	go func() { _ = rec.Serve(ln, 0, upstream) }()
+	h.addr = ln.Addr().String()
+	h.t.Cleanup(func() { _ = ln.Close(); time.Sleep(100 * time.Millisecond); _ = f.Close() })
 }

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/internal/resp"
+	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
+)
+
+// TestTranscripts replays every recorded client session in
+// compat/transcripts (real Jedis, Redisson, redis-py, ioredis, node-redlock
+// traffic, recorded with cmd/wirerec) twice at its recorded pace: through two
+// proxy replicas over five redis-servers, and against one plain
+// redis-server. Every reply must be the same in both, and the same as the
+// real client was given when it was recorded; remaining TTLs match when both
+// are within the session's longest lease.
+func TestTranscripts(t *testing.T) {
+	files, err := filepath.Glob("compat/transcripts/*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts in compat/transcripts: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".jsonl"), func(t *testing.T) {
+			t.Parallel()
+			tr, err := transcript.Load(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h := newHarness(t, 5, func(c *config.Config) {
+				if tr.Users {
+					c.Users = labUsers
+				}
+			})
+			proxies := []string{h.addr}
+			for len(proxies) < tr.Replicas {
+				_, addr := h.serve()
+				proxies = append(proxies, addr)
+			}
+			plain := redistest.Start(t, 1)[0]
+			if tr.Users {
+				labACL(t, plain)
+			}
+			loadClientScripts(t, plain)
+			var viaProxy, viaRedis []resp.Value
+			var wg sync.WaitGroup
+			wg.Go(func() { viaProxy = replay(t, tr, proxies) })
+			wg.Go(func() { viaRedis = replay(t, tr, []string{plain.Addr, plain.Addr}) })
+			wg.Wait()
+			if t.Failed() {
+				return
+			}
+			compareReplies(t, tr, viaProxy, viaRedis)
+		})
+	}
+}
+
+// labUsers are the users transcripts with Users log in as.
+var labUsers = []config.User{
+	{Name: "app", Password: "app-pass"},
+	{Name: "billing", Password: "b-pass", Prefix: "billing:"},
+}
+
+// labACL gives a plain redis-server the same users: billing may use keys
+// and channels that start with billing: or name it inside {...}, as the
+// proxy's ownership rule says.
+func labACL(t *testing.T, s *redistest.Server) {
+	c := s.Client()
+	for _, rule := range [][]any{
+		{"acl", "setuser", "app", "on", ">app-pass", "~*", "&*", "+@all"},
+		{"acl", "setuser", "billing", "on", ">b-pass", "~billing:*", "~*{billing:*", "&billing:*", "&*{billing:*", "+@all"},
+	} {
+		if err := c.Do(t.Context(), rule...).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// noReply stands for a reply that never came.
+var noReply = resp.Value{Kind: '-', Str: "NOREPLY nothing came back within 15s"}
+
+// loadClientScripts caches every client script the proxy knows by its text
+// (proxy/clientscripts) in a plain redis-server: the proxy answers their
+// EVALSHA on a fresh replica, as one Redis does once any client loaded them.
+func loadClientScripts(t *testing.T, s *redistest.Server) {
+	files, err := filepath.Glob("proxy/clientscripts/*.lua")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no client scripts: %v", err)
+	}
+	c := s.Client()
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err == nil {
+			err = c.ScriptLoad(t.Context(), string(text)).Err()
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+}
+
+// replay sends the transcript's requests again, each connection to
+// addrs[its replica], and returns what came back, indexed like the events.
+// It keeps the recorded order of answers: a request is sent when the reply
+// it got is next in the recording (and not before its recorded time), and
+// answered before the next, so racing clients (threads contending for one
+// lock) race the same way every time, against the proxy and against Redis.
+// Connections in pub/sub mode send at their recorded times instead: what
+// they receive is not a reply to them; before one reads, every request held
+// back is sent, as a message may be its work.
+func replay(t *testing.T, tr *transcript.Transcript, addrs []string) []resp.Value {
+	type conn struct {
+		net.Conn
+		rd         *bufio.Reader
+		unsent     []string // requests recorded but not sent yet
+		subscribed bool
+		dead       bool // a read failed: nothing more is read from it
+	}
+	conns := map[int]*conn{}
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	got := make([]resp.Value, len(tr.Events))
+	start, first := time.Now(), tr.Events[0].MS
+	sendTimes := map[string]int64{} // a request's recorded time, by connection and order
+	key := func(conn, n int) string { return fmt.Sprint(conn, "/", n) }
+	sent, queued := map[int]int{}, map[int]int{}
+	send := func(c *conn, id int) bool {
+		req := c.unsent[0]
+		c.unsent = c.unsent[1:]
+		// Never sooner after the previous request than recorded: when the
+		// replay runs late, the rest of it moves later with it, so a wait
+		// for a lock to expire still waits as long.
+		due := start.Add(time.Duration(sendTimes[key(id, sent[id])]-first) * time.Millisecond)
+		if late := time.Since(due); late > 0 {
+			start = start.Add(late)
+		} else {
+			time.Sleep(-late)
+		}
+		sent[id]++
+		if _, err := c.Write([]byte(req)); err != nil {
+			t.Errorf("write to %s: %v", c.RemoteAddr(), err)
+			return false
+		}
+		return true
+	}
+	for i, e := range tr.Events {
+		c := conns[e.Conn]
+		if c == nil {
+			nc, err := net.Dial("tcp", addrs[e.Replica])
+			if err != nil {
+				t.Errorf("line %d: %v", i+2, err)
+				return nil
+			}
+			c = &conn{Conn: nc, rd: bufio.NewReader(nc)}
+			conns[e.Conn] = c
+		}
+		switch {
+		case e.Send != "":
+			sendTimes[key(e.Conn, queued[e.Conn])] = e.MS
+			queued[e.Conn]++
+			c.unsent = append(c.unsent, e.Send)
+			if strings.Contains(strings.ToUpper(e.Send[:min(len(e.Send), 40)]), "SUBSCRIBE") {
+				c.subscribed = true
+			}
+			if c.subscribed && !send(c, e.Conn) {
+				return nil
+			}
+		case e.Recv != "":
+			if c.subscribed {
+				// A message may be the work of a request still held back
+				// on another connection: send them all first.
+				for id, other := range conns {
+					for len(other.unsent) > 0 {
+						if !send(other, id) {
+							return nil
+						}
+					}
+				}
+			}
+			if len(c.unsent) > 0 && !send(c, e.Conn) {
+				return nil
+			}
+			if c.dead {
+				got[i] = noReply
+				continue
+			}
+			_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
+			v, err := resp.Read(c.rd)
+			if err != nil {
+				// Nothing more comes on this connection; the comparison
+				// says where the replies first went different.
+				c.dead, got[i] = true, noReply
+				continue
+			}
+			got[i] = v
+		case e.Close:
+			for len(c.unsent) > 0 {
+				if !send(c, e.Conn) {
+					return nil
+				}
+			}
+			_ = c.Close()
+		}
+	}
+	return got
+}
