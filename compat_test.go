@@ -218,9 +218,9 @@ func TestRueidis(t *testing.T) {
 
 // TestRegisteredScripts: scripts the proxy does not know become usable once
 // an operator registers their SHA1 with a meaning and argument positions.
-// These stand in for the Java clients' scripts, which cannot be installed
-// here (a renewal with the lease before the owner, as Redisson's; an unlock
-// whose lock key is KEYS[2]; an acquire answering 1/0).
+// These stand in for in-house scripts of any client (a renewal with the
+// lease before the owner; an unlock whose lock key is KEYS[2]; an acquire
+// answering 1/0).
 func TestRegisteredScripts(t *testing.T) {
 	renew := "-- in-house renewal: ARGV[1] lease ms, ARGV[2] owner\n" +
 		"if redis.call('get', KEYS[1]) == ARGV[2] then redis.call('pexpire', KEYS[1], ARGV[1]) return 1 end return 0"

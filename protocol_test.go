@@ -148,8 +148,15 @@ func TestRESP2AndRESP3(t *testing.T) {
 		if err != nil {
 			t.Fatalf("RESP%d HELLO = %v", proto, err)
 		}
-		if m, ok := hello.(map[any]any); proto == 3 && (!ok || m["proto"] != int64(3) || m["role"] != "master") {
-			t.Fatalf("RESP3 HELLO = %#v", hello)
+		// Lettuce's handshake (6.8, RedisHandshake.onHelloResponse) reads
+		// id as a Long and mode, version and role as strings.
+		if m, ok := hello.(map[any]any); proto == 3 {
+			_, id := m["id"].(int64)
+			_, mode := m["mode"].(string)
+			_, version := m["version"].(string)
+			if !ok || m["proto"] != int64(3) || m["role"] != "master" || !id || !mode || !version {
+				t.Fatalf("RESP3 HELLO = %#v", hello)
+			}
 		}
 	}
 }

@@ -163,7 +163,7 @@ func replay(t *testing.T, tr *transcript.Transcript, addrs []string) []resp.Valu
 				t.Errorf("line %d: %v", i+2, err)
 				return nil
 			}
-			c = &conn{Conn: nc, rd: bufio.NewReader(nc)}
+			c = &conn{Conn: nc, rd: bufio.NewReaderSize(nc, 1<<16)}
 			conns[e.Conn] = c
 		}
 		switch {

@@ -64,7 +64,7 @@ func (r *Recorder) relay(c net.Conn, id, replica int, upstream string) {
 // copy forwards whole messages from src to dst, recording each; a client
 // closing its side is recorded too.
 func (r *Recorder) copy(dst io.Writer, src io.Reader, e Event, fromClient bool) {
-	br := bufio.NewReader(src)
+	br := bufio.NewReaderSize(src, 1<<16)
 	for {
 		v, err := resp.Read(br)
 		if err != nil {
