@@ -33,3 +33,40 @@ func TestREADMEListsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEListsEveryINFOField: every field of INFO's # Redlock section,
+// and of its per-backend lines, is named in the README.
+func TestREADMEListsEveryINFOField(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, 3, nil)
+	info, err := h.client().Info(t.Context(), "redlock").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields []string
+	for _, line := range strings.Split(info, "\r\n") {
+		name, value, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if !strings.HasPrefix(name, "backend") || name == "backends" || name == "backends_usable" {
+			fields = append(fields, name)
+			continue
+		}
+		for _, kv := range strings.Split(value, ",") {
+			k, _, _ := strings.Cut(kv, "=")
+			fields = append(fields, k)
+		}
+	}
+	if len(fields) < 10 {
+		t.Fatalf("INFO redlock has too few fields to be right: %q", info)
+	}
+	for _, f := range fields {
+		if !strings.Contains(string(readme), "`"+f+"`") {
+			t.Errorf("README.md does not name INFO redlock's field `%s`", f)
+		}
+	}
+}
