@@ -27,8 +27,7 @@ func TestSpringRedisLockRegistry(t *testing.T) {
 	h := newHarness(t, 5, nil)
 	_, second := h.serve()
 	c, ctx := h.client(), t.Context()
-	waiterConn := redis.NewClient(&redis.Options{Addr: second, MaxRetries: -1})
-	t.Cleanup(func() { _ = waiterConn.Close() })
+	waiterConn := replicaAt(t, second)
 	const key, a, b = "registry:orders", "client-a", "client-b"
 	evalsha := func(sha string, args ...any) (any, error) {
 		return c.EvalSha(ctx, sha, []string{key}, args...).Result()
@@ -106,8 +105,7 @@ func TestSpringScriptsOfEveryVersion(t *testing.T) {
 	h := newHarness(t, 5, nil)
 	_, second := h.serve()
 	c, ctx := h.client(), t.Context()
-	waiterConn := redis.NewClient(&redis.Options{Addr: second, MaxRetries: -1})
-	t.Cleanup(func() { _ = waiterConn.Close() })
+	waiterConn := replicaAt(t, second)
 	sub := waiterConn.Subscribe(ctx, "registry-channel")
 	defer sub.Close()
 	if _, err := sub.ReceiveTimeout(ctx, 5*time.Second); err != nil {

@@ -191,6 +191,28 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 	c.wr.WriteInt(n)
 }
 
+// forceRelease deletes key whoever holds it, as DEL does, and tells the
+// waiters on channel message when a quorum had it; what names the command
+// in the refusal when force release is off. ok is false when it wrote an
+// error reply instead.
+func (s *Server) forceRelease(c *request, what, key, channel, message string) (existed, ok bool) {
+	if !s.opts.allowForceRelease {
+		c.writeErr(errForceRelease(what))
+		return false, false
+	}
+	start := time.Now()
+	existed, err := s.engine.ForceRelease(c.ctx, key)
+	s.metrics.observe(kindForceRelease, start, err, 0)
+	if err != nil {
+		c.writeErr(err)
+		return false, false
+	}
+	if existed {
+		s.bus.Notify(channel, message)
+	}
+	return existed, true
+}
+
 // writeErr writes err as one RESP error line.
 func (c *request) writeErr(err error) { c.wr.WriteError(replyText(err)) }
 

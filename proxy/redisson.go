@@ -143,21 +143,9 @@ func (s *Server) hashExtend(c *request, keys, argv [][]byte, batched bool) {
 // are told) when a quorum had it, else 0. Refused like DEL when force
 // release is off.
 func (s *Server) forceUnlock(c *request, keys, argv [][]byte) {
-	if !s.opts.allowForceRelease {
-		c.writeErr(errForceRelease("forceUnlock"))
-		return
-	}
-	start := time.Now()
-	existed, err := s.engine.ForceRelease(c.ctx, string(keys[0]))
-	s.metrics.observe(kindForceRelease, start, err, 0)
-	switch {
-	case err != nil:
-		c.writeErr(err)
-	case existed:
-		s.bus.Notify(string(keys[1]), string(argv[0]))
-		c.wr.WriteInt(1)
-	default:
-		c.wr.WriteInt(0)
+	existed, ok := s.forceRelease(c, "forceUnlock", string(keys[0]), string(keys[1]), string(argv[0]))
+	if ok {
+		c.wr.WriteInt(boolInt(existed))
 	}
 }
 

@@ -1,7 +1,5 @@
 package proxy
 
-import "time"
-
 // Spring Integration's RedisLockRegistry: KEYS[1] the lock, ARGV[1] the
 // client id (owner), ARGV[2] the TTL in ms, or with the pub/sub lock, the
 // channel its waiters listen on (ARGV[2]; KEYS[2] in 6.4.8-6.5.x; ARGV[1]
@@ -65,18 +63,10 @@ func (s *Server) springDelete(c *request, key string, channel []byte) {
 		c.writeErr(errChannelPerm)
 		return
 	}
-	if !s.opts.allowForceRelease {
-		c.writeErr(errForceRelease("Spring's unlock (5.5.7-6.1.2)"))
-		return
-	}
-	start := time.Now()
-	existed, err := s.engine.ForceRelease(c.ctx, key)
-	s.metrics.observe(kindForceRelease, start, err, 0)
+	existed, ok := s.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", key, string(channel), key)
 	switch {
-	case err != nil:
-		c.writeErr(err)
+	case !ok:
 	case existed:
-		s.bus.Notify(string(channel), key)
 		c.wr.WriteInt(1)
 	default:
 		c.writeNull()
