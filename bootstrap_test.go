@@ -70,6 +70,13 @@ func TestFreshBackendsSayWhyAndHowLong(t *testing.T) {
 	if strings.Count(err.Error(), h.backend[0].Addr) != 1 {
 		t.Fatalf("each backend once in the reply: %v", err)
 	}
+	// An extend refused by quarantined backends says so too: it said "not
+	// waited for: the round was decided without it" of each (seen with
+	// Jedis through a replica whose backends were all quarantined).
+	err = h.client().Eval(t.Context(), extendScript, []string{"lock:q"}, "tok", 30000).Err()
+	if err == nil || !strings.Contains(err.Error(), "quarantined for 10m") || strings.Contains(err.Error(), "not waited for") {
+		t.Fatalf("extend on fresh backends = %v; want each backend's quarantine named", err)
+	}
 }
 
 // A backend that lost everything but kept running long (an empty server put

@@ -188,12 +188,14 @@ func (t *tally) roundError(op string, reason error, nodes []Node, negative strin
 		case failed, skipped:
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: t.errs[i]})
 		case quarantined:
-			why := "quarantined: it may have lost locks"
-			if t.why != nil {
-				why = t.why(i)
-			}
-			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(why)})
+			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(t.quarantineWhy(i))})
 		case pending:
+			if t.hopeless != nil && t.hopeless[i] {
+				// Could never count, so the round did not wait for it: the
+				// quarantine is the cause, not the wait.
+				errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString(t.quarantineWhy(i))})
+				continue
+			}
 			errs = multierror.Append(errs, &NodeError{Addr: nodes[i].Addr(), Err: errString("not waited for: the round was decided without it")})
 		}
 	}
@@ -201,6 +203,14 @@ func (t *tally) roundError(op string, reason error, nodes []Node, negative strin
 		errs.ErrorFormat = oneLine
 	}
 	return &RoundError{Op: op, Reason: reason, Votes: t.nYes, Nodes: len(t.votes), Quorum: t.quorum, NodeErrs: errs}
+}
+
+// quarantineWhy says why node i's "yes" could not count.
+func (t *tally) quarantineWhy(i int) string {
+	if t.why != nil {
+		return t.why(i)
+	}
+	return "quarantined: it may have lost locks"
 }
 
 // errString is a plain per-node reason such as "taken".
