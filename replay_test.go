@@ -18,12 +18,13 @@ import (
 )
 
 // TestTranscripts replays every recorded client session in
-// compat/transcripts (real Jedis, Redisson, redis-py, ioredis, node-redlock
-// traffic, recorded with cmd/wirerec) twice at its recorded pace: through two
-// proxy replicas over five redis-servers, and against one plain
-// redis-server. Every reply must be the same in both, and the same as the
-// real client was given when it was recorded; remaining TTLs match when both
-// are within the session's longest lease.
+// compat/transcripts (real Jedis, Redisson, redis-py, Node and Go clients and
+// redis-cli, recorded with cmd/wirerec) twice, in the recorded order of
+// answers and at the recorded pace: through two proxy replicas over five
+// redis-servers, and against one plain redis-server. Every reply must be the
+// same in both and, unless the session's threads race for a lock, the same
+// as the real client was given; remaining TTLs match when both are within
+// the session's longest lease (see sameReply).
 func TestTranscripts(t *testing.T) {
 	files, err := filepath.Glob("compat/transcripts/*.jsonl")
 	if err != nil || len(files) == 0 {
