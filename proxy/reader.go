@@ -218,8 +218,9 @@ func (rd *commandReader) inline() (redcon.Command, bool, error) {
 	b := rd.buf[rd.start:rd.end]
 	from := rd.scanned
 	i := bytes.IndexByte(b[from:], '\n')
+	limit := min(maxInline, rd.maxSize) // max_request_size holds for inline lines too
 	if i < 0 {
-		if len(b) > maxInline {
+		if len(b) > limit {
 			return redcon.Command{}, false, protocolError("too big inline request")
 		}
 		rd.scanned = len(b) // the next read scans only what is new
@@ -228,7 +229,7 @@ func (rd *commandReader) inline() (redcon.Command, bool, error) {
 	line := b[:from+i]
 	rd.start += from + i + 1
 	rd.scanned = 0
-	if len(line) > maxInline {
+	if len(line) > limit {
 		return redcon.Command{}, false, protocolError("too big inline request")
 	}
 	line = bytes.TrimSuffix(line, []byte{'\r'})
