@@ -182,5 +182,15 @@ func (h *harness) record(name, client, scenario string, leaseMS int64) {
 	upstream := h.addr
 	go func() { _ = rec.Serve(ln, 0, upstream) }()
 	h.addr = ln.Addr().String()
-	h.t.Cleanup(func() { _ = ln.Close(); time.Sleep(100 * time.Millisecond); _ = f.Close() })
+	h.t.Cleanup(func() { // after the test's clients closed (registered later, so run first)
+		_ = ln.Close()
+		done := make(chan struct{})
+		go func() { rec.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			h.t.Errorf("recording %s: a connection stayed open 10s after the test", name)
+		}
+		_ = f.Close()
+	})
 }

@@ -18,6 +18,7 @@ type Recorder struct {
 	out   *json.Encoder
 	start time.Time
 	conns int
+	live  sync.WaitGroup // relays still running
 }
 
 // NewRecorder writes the header to w, then events as they happen.
@@ -39,9 +40,13 @@ func (r *Recorder) Serve(ln net.Listener, replica int, upstream string) error {
 		r.conns++
 		id := r.conns
 		r.mu.Unlock()
-		go r.relay(c, id, replica, upstream)
+		r.live.Go(func() { r.relay(c, id, replica, upstream) })
 	}
 }
+
+// Wait returns once every relayed connection has ended and been recorded;
+// close the listeners (and the clients) first.
+func (r *Recorder) Wait() { r.live.Wait() }
 
 func (r *Recorder) relay(c net.Conn, id, replica int, upstream string) {
 	defer c.Close()
