@@ -2,12 +2,10 @@ package main
 
 import (
 	"bufio"
-	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -52,15 +50,11 @@ func TestTranscripts(t *testing.T) {
 				labACL(t, plain)
 			}
 			loadClientScripts(t, plain)
-			var viaProxy, viaRedis []resp.Value
-			var wg sync.WaitGroup
-			wg.Go(func() { viaProxy = replay(t, tr, proxies) })
-			wg.Go(func() { viaRedis = replay(t, tr, []string{plain.Addr, plain.Addr}) })
-			wg.Wait()
+			got := replay(t, tr, proxies, []string{plain.Addr, plain.Addr})
 			if t.Failed() {
 				return
 			}
-			compareReplies(t, tr, viaProxy, viaRedis)
+			compareReplies(t, tr, got[0], got[1])
 		})
 	}
 }
@@ -109,110 +103,124 @@ func loadClientScripts(t *testing.T, s *redistest.Server) {
 	}
 }
 
-// replay sends the transcript's requests again, each connection to
-// addrs[its replica], and returns what came back, indexed like the events.
+// replay sends the transcript's requests again to each target in step,
+// each connection to target[its replica], and returns what came back per
+// target, indexed like the events: both targets see every request at the
+// same moment, so a stall of the busy machine delays them alike.
+//
 // It keeps the recorded order of answers: a request is sent when the reply
-// it got is next in the recording (and not before its recorded time), and
-// answered before the next, so racing clients (threads contending for one
-// lock) race the same way every time, against the proxy and against Redis.
+// it got is next in the recording (and never sooner after the previous
+// request than recorded), and answered before the next, so racing clients
+// (threads contending for one lock) race the same way every time.
 // Connections in pub/sub mode send at their recorded times instead: what
 // they receive is not a reply to them; before one reads, every request held
 // back is sent, as a message may be its work.
-func replay(t *testing.T, tr *transcript.Transcript, addrs []string) []resp.Value {
+func replay(t *testing.T, tr *transcript.Transcript, targets ...[]string) [][]resp.Value {
+	type request struct {
+		raw string
+		ms  int64 // when it was recorded
+	}
 	type conn struct {
-		net.Conn
-		rd         *bufio.Reader
-		unsent     []string // requests recorded but not sent yet
+		unsent     []request // recorded, not sent yet
 		subscribed bool
-		dead       bool // a read failed: nothing more is read from it
+		nets       []net.Conn // one per target
+		rds        []*bufio.Reader
+		dead       []bool // a read failed: nothing more is read from it
 	}
 	conns := map[int]*conn{}
 	defer func() {
 		for _, c := range conns {
-			_ = c.Close()
+			for _, nc := range c.nets {
+				_ = nc.Close()
+			}
 		}
 	}()
-	got := make([]resp.Value, len(tr.Events))
+	got := make([][]resp.Value, len(targets))
+	for i := range got {
+		got[i] = make([]resp.Value, len(tr.Events))
+	}
 	start, first := time.Now(), tr.Events[0].MS
-	sendTimes := map[string]int64{} // a request's recorded time, by connection and order
-	key := func(conn, n int) string { return fmt.Sprint(conn, "/", n) }
-	sent, queued := map[int]int{}, map[int]int{}
-	send := func(c *conn, id int) bool {
+	send := func(c *conn) bool {
 		req := c.unsent[0]
 		c.unsent = c.unsent[1:]
-		// Never sooner after the previous request than recorded: when the
-		// replay runs late, the rest of it moves later with it, so a wait
-		// for a lock to expire still waits as long.
-		due := start.Add(time.Duration(sendTimes[key(id, sent[id])]-first) * time.Millisecond)
+		// When the replay runs late, the rest of it moves later with it,
+		// so a wait for a lock to expire still waits as long.
+		due := start.Add(time.Duration(req.ms-first) * time.Millisecond)
 		if late := time.Since(due); late > 0 {
 			start = start.Add(late)
 		} else {
 			time.Sleep(-late)
 		}
-		sent[id]++
-		if _, err := c.Write([]byte(req)); err != nil {
-			t.Errorf("write to %s: %v", c.RemoteAddr(), err)
-			return false
+		for _, nc := range c.nets {
+			if _, err := nc.Write([]byte(req.raw)); err != nil {
+				t.Errorf("write to %s: %v", nc.RemoteAddr(), err)
+				return false
+			}
 		}
 		return true
 	}
 	for i, e := range tr.Events {
 		c := conns[e.Conn]
 		if c == nil {
-			nc, err := net.Dial("tcp", addrs[e.Replica])
-			if err != nil {
-				t.Errorf("line %d: %v", i+2, err)
-				return nil
+			c = &conn{dead: make([]bool, len(targets))}
+			for _, addrs := range targets {
+				nc, err := net.Dial("tcp", addrs[e.Replica])
+				if err != nil {
+					t.Errorf("line %d: %v", i+2, err)
+					return got
+				}
+				c.nets, c.rds = append(c.nets, nc), append(c.rds, bufio.NewReaderSize(nc, 1<<16))
 			}
-			c = &conn{Conn: nc, rd: bufio.NewReaderSize(nc, 1<<16)}
 			conns[e.Conn] = c
 		}
 		switch {
 		case e.Send != "":
-			sendTimes[key(e.Conn, queued[e.Conn])] = e.MS
-			queued[e.Conn]++
-			c.unsent = append(c.unsent, e.Send)
+			c.unsent = append(c.unsent, request{e.Send, e.MS})
 			if strings.Contains(strings.ToUpper(e.Send[:min(len(e.Send), 40)]), "SUBSCRIBE") {
 				c.subscribed = true
 			}
-			if c.subscribed && !send(c, e.Conn) {
-				return nil
+			if c.subscribed && !send(c) {
+				return got
 			}
 		case e.Recv != "":
 			if c.subscribed {
 				// A message may be the work of a request still held back
 				// on another connection: send them all first.
-				for id, other := range conns {
+				for _, other := range conns {
 					for len(other.unsent) > 0 {
-						if !send(other, id) {
-							return nil
+						if !send(other) {
+							return got
 						}
 					}
 				}
 			}
-			if len(c.unsent) > 0 && !send(c, e.Conn) {
-				return nil
+			if len(c.unsent) > 0 && !send(c) {
+				return got
 			}
-			if c.dead {
-				got[i] = noReply
-				continue
+			for k := range targets {
+				if c.dead[k] {
+					got[k][i] = noReply
+					continue
+				}
+				_ = c.nets[k].SetReadDeadline(time.Now().Add(15 * time.Second))
+				v, err := resp.Read(c.rds[k])
+				if err != nil {
+					// Nothing more comes on this connection; the comparison
+					// says where the replies first went different.
+					c.dead[k], got[k][i] = true, noReply
+					continue
+				}
+				got[k][i] = v
 			}
-			_ = c.SetReadDeadline(time.Now().Add(15 * time.Second))
-			v, err := resp.Read(c.rd)
-			if err != nil {
-				// Nothing more comes on this connection; the comparison
-				// says where the replies first went different.
-				c.dead, got[i] = true, noReply
-				continue
-			}
-			got[i] = v
 		case e.Close:
 			for len(c.unsent) > 0 {
-				if !send(c, e.Conn) {
-					return nil
+				if !send(c) {
+					return got
 				}
 			}
-			_ = c.Close()
+			for _, nc := range c.nets {
+				_ = nc.Close()
+			}
 		}
 	}
 	return got
