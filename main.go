@@ -18,6 +18,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/backend"
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/proxy"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -161,7 +162,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		return nil, err
 	}
 	nodes := make([]quorum.Node, len(backends))
-	pubsub := make([]*redis.Client, len(backends))
+	links := make([]wake.Link, len(backends))
 	for i, b := range backends {
 		opt := &redis.Options{
 			Network:  b.Network(),
@@ -174,7 +175,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		if b.TLS {
 			opt.TLSConfig = backendTLS.Clone()
 		}
-		node := quorum.NewRedisNode(opt)
+		node := backend.NewNode(opt)
 		if a.embedded != nil {
 			// miniredis reports no run_id; these servers start empty with this process.
 			node.SetIdentity(a.embedded.runIDs[i], a.embedded.started)
@@ -182,7 +183,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		nodes[i] = node
 		ps := *opt
 		ps.PoolSize, ps.DialTimeout = 4, cfg.NodeTimeout
-		pubsub[i] = redis.NewClient(&ps)
+		links[i] = backend.NewPubSub(&ps)
 	}
 	a.metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
@@ -199,14 +200,14 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		quorum.WithLogger(logger),
 	)
 	if err != nil {
-		for _, c := range pubsub {
-			_ = c.Close()
+		for _, l := range links {
+			_ = l.Close()
 		}
 		a.embedded.close()
 		return nil, fmt.Errorf("quorum: %w", err)
 	}
 	a.engine = engine
-	a.bus = wake.New(pubsub, cfg.NodeTimeout, logger)
+	a.bus = wake.New(links, cfg.NodeTimeout, logger)
 	for _, st := range engine.Status() {
 		if st.Up && st.Why != "" {
 			logger.Warn("backend does not count toward lock quorums yet", "node", st.Addr, "why", st.Why)

@@ -140,9 +140,9 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		if !(*m)[name] {
 			(*m)[name] = true
 			if pattern {
-				s.bus.PSubscribe(c.client, name)
+				s.bus.PSubscribe(c.ctx, c.client, name)
 			} else {
-				s.bus.Subscribe(c.client, name)
+				s.bus.Subscribe(c.ctx, c.client, name)
 			}
 		}
 		c.writeSubscription(kind, name)

@@ -13,6 +13,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/backend"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
@@ -23,7 +24,7 @@ func serve(t testing.TB, opts ...Option) (*Server, string) {
 	var nodes []quorum.Node
 	for range 3 {
 		m := miniredis.RunT(t)
-		nodes = append(nodes, quorum.NewRedisNode(&redis.Options{Addr: m.Addr()}))
+		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: m.Addr()}))
 	}
 	e, err := quorum.New(nodes)
 	if err != nil {

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Engine runs Redlock rounds across N independent nodes. It holds no lock
@@ -182,7 +180,7 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 				e.opts.observer(e.nodes[i].Addr(), time.Since(sent), r.Err)
 			}
 			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
-				var rerr redis.Error
+				var rerr *ReplyError
 				if !errors.As(r.Err, &rerr) {
 					e.nudgeCheck(i)
 				}

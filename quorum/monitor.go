@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // watchHealth starts one monitor per node and records what each node says
@@ -162,7 +160,7 @@ func (e *Engine) check(i int) {
 	defer cancel()
 	start := time.Now()
 	info, err := n.Info(ctx)
-	var rerr redis.Error
+	var rerr *ReplyError
 	answered := err == nil || errors.As(err, &rerr) // a Redis error reply: up, identity unknown
 	recorded := false
 	if err == nil {

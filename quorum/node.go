@@ -2,11 +2,12 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
 // Node is one independent Redis master as the engine sees it: a queue of
-// single-node lock operations. RedisNode implements it over go-redis,
+// single-node lock operations. backend.Node implements it over go-redis,
 // batching the operations of many rounds into one pipelined write; tests
 // implement it with injected faults.
 //
@@ -138,7 +139,14 @@ const (
 	TypeOther
 )
 
-// ctxFor is the context a node call runs under: the deadline, nothing else.
-func ctxFor(deadline time.Time) (context.Context, context.CancelFunc) {
-	return context.WithDeadline(context.Background(), deadline)
-}
+// ErrClosed answers the operations of a node that was closed: nothing was sent.
+var ErrClosed = errors.New("node closed")
+
+// ReplyError is an error the backend's server answered with (a Lua error,
+// an ACL refusal): the node is reachable, so the engine does not recheck
+// its health for it, but the operation did not happen. A Node reports
+// server replies as *ReplyError and everything else (timeouts, a broken
+// connection) as it met it.
+type ReplyError struct{ Msg string }
+
+func (e *ReplyError) Error() string { return e.Msg }

@@ -174,7 +174,7 @@ func (t *tally) maybeWrote() []int {
 // neverSent reports whether a node's error shows the operation never left.
 func neverSent(err error) bool {
 	var dup *duplicateError
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errDown) || errors.Is(err, errClosed) ||
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errDown) || errors.Is(err, ErrClosed) ||
 		errors.Is(err, syscall.ENOENT) || errors.As(err, &dup)
 }
 

@@ -1,19 +1,3 @@
-// Package wake carries lock wake-ups: the PUBLISH / SUBSCRIBE messages lock
-// clients wait on (Redisson's "0" on redisson_lock__channel:{name}, Spring's
-// unlock notices). A message published through any proxy replica reaches
-// the subscribers of every replica once.
-//
-// Each message goes to every backend on an internal channel, wrapped with a
-// unique id; each replica listens on every backend for the channels its
-// clients subscribed to, and delivers the first copy of each id and drops
-// the rest. A replica hears a message as long as one backend carried it
-// both ways.
-//
-// Client patterns never reach a backend: a backend matching a hostile glob
-// against a long channel name can spend seconds on one PUBLISH, stalling
-// every lock round it serves. A replica whose clients hold patterns listens
-// for everything with one trailing-star pattern (cheap for Redis) and
-// matches its clients' patterns itself (Match: no exponential case).
 package wake
 
 import (
@@ -25,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // Prefix is put before every channel and pattern on the backends, so the
@@ -41,16 +23,15 @@ type Subscriber interface {
 
 // Bus is one replica's end of the wake-up channel. Safe for concurrent use.
 type Bus struct {
-	backends []*backend
+	backends []Link
 	quorum   int
 	logger   *slog.Logger
 	id       string // this replica's id, the first half of every message id
 	seq      atomic.Uint64
 	timeout  time.Duration
 
-	opMu     sync.Mutex   // orders subscription changes with their backend calls
-	mu       sync.RWMutex // guards the maps
-	closed   atomic.Bool
+	opMu     sync.Mutex        // orders subscription changes with their backend calls
+	mu       sync.RWMutex      // guards the maps
 	channels map[string]*topic // channel -> subscribers
 	patterns map[string]*topic // pattern -> subscribers
 
@@ -58,6 +39,8 @@ type Bus struct {
 
 	seenMu sync.Mutex
 	seen   seenSet
+
+	stop context.CancelFunc // ends the receivers
 }
 
 // topic is the local subscribers of one channel or pattern; ready closes
@@ -68,37 +51,39 @@ type topic struct {
 	acks  atomic.Int32
 }
 
-// New returns a bus over clients (one per backend, owned by the bus from
+// New returns a bus over links (one per backend, owned by the bus from
 // then on); with none, messages reach this replica's subscribers only.
 // timeout bounds each backend call.
-func New(clients []*redis.Client, timeout time.Duration, logger *slog.Logger) *Bus {
+func New(links []Link, timeout time.Duration, logger *slog.Logger) *Bus {
 	var raw [8]byte
 	_, _ = rand.Read(raw[:])
-	b := &Bus{quorum: len(clients)/2 + 1, logger: logger, id: hex.EncodeToString(raw[:]), timeout: timeout,
-		channels: map[string]*topic{}, patterns: map[string]*topic{}}
-	for _, c := range clients {
-		be := &backend{bus: b, client: c, ps: c.Subscribe(context.Background())}
-		b.backends = append(b.backends, be)
-		go be.receive()
+	ctx, stop := context.WithCancel(context.Background())
+	b := &Bus{backends: links, quorum: len(links)/2 + 1, logger: logger, id: hex.EncodeToString(raw[:]), timeout: timeout,
+		channels: map[string]*topic{}, patterns: map[string]*topic{}, stop: stop}
+	for _, l := range links {
+		go b.receive(ctx, l)
 	}
 	return b
 }
 
-// Close stops listening and closes the backend clients.
+// Close stops listening and closes the links.
 func (b *Bus) Close() {
-	b.closed.Store(true)
-	for _, be := range b.backends {
-		_ = be.ps.Close()
-		_ = be.client.Close()
+	b.stop()
+	for _, l := range b.backends {
+		_ = l.Close()
 	}
 }
 
 // Subscribe adds s to channel, and returns once the backends listen for it
-// (a quorum of them, or after the timeout).
-func (b *Bus) Subscribe(s Subscriber, channel string) { b.add(s, channel, false) }
+// (a quorum of them), after the timeout, or when ctx ends, whichever is first.
+func (b *Bus) Subscribe(ctx context.Context, s Subscriber, channel string) {
+	b.add(ctx, s, channel, false)
+}
 
 // PSubscribe adds s to the channels matching pattern (Redis glob).
-func (b *Bus) PSubscribe(s Subscriber, pattern string) { b.add(s, pattern, true) }
+func (b *Bus) PSubscribe(ctx context.Context, s Subscriber, pattern string) {
+	b.add(ctx, s, pattern, true)
+}
 
 // Unsubscribe removes s from channel.
 func (b *Bus) Unsubscribe(s Subscriber, channel string) { b.remove(s, channel, false) }
@@ -113,7 +98,7 @@ func (b *Bus) topics(pattern bool) map[string]*topic {
 	return b.channels
 }
 
-func (b *Bus) add(s Subscriber, name string, pattern bool) {
+func (b *Bus) add(ctx context.Context, s Subscriber, name string, pattern bool) {
 	b.opMu.Lock()
 	b.mu.Lock()
 	m := b.topics(pattern)
@@ -147,25 +132,26 @@ func (b *Bus) add(s Subscriber, name string, pattern bool) {
 	b.opMu.Unlock()
 	select {
 	case <-wait:
+	case <-ctx.Done():
 	case <-time.After(b.timeout):
 	}
 }
 
 // listen subscribes every backend to name; receive closes the topic's
-// ready once a quorum confirmed. go-redis remembers the subscription and
+// ready once a quorum confirmed. a Link remembers the subscription and
 // renews it whenever it reconnects, also for a backend that is down now.
 func (b *Bus) listen(name string, pattern bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	for _, be := range b.backends {
+	for _, l := range b.backends {
 		var err error
 		if pattern {
-			err = be.ps.PSubscribe(ctx, Prefix+name)
+			err = l.PSubscribe(ctx, Prefix+name)
 		} else {
-			err = be.ps.Subscribe(ctx, Prefix+name)
+			err = l.Subscribe(ctx, Prefix+name)
 		}
 		if err != nil {
-			b.logger.Debug("wake-up subscription not sent yet; renewed on reconnect", "backend", be.client.Options().Addr, "err", err)
+			b.logger.Debug("wake-up subscription not sent yet; renewed on reconnect", "backend", l.Addr(), "err", err)
 		}
 	}
 }
@@ -209,11 +195,11 @@ func (b *Bus) remove(s Subscriber, name string, pattern bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
-	for _, be := range b.backends {
+	for _, l := range b.backends {
 		if pattern {
-			_ = be.ps.PUnsubscribe(ctx, Prefix+"*")
+			_ = l.PUnsubscribe(ctx, Prefix+"*")
 		} else {
-			_ = be.ps.Unsubscribe(ctx, Prefix+name)
+			_ = l.Unsubscribe(ctx, Prefix+name)
 		}
 	}
 }
@@ -232,8 +218,8 @@ func (b *Bus) Publish(ctx context.Context, channel, message string) (int64, erro
 	counts := make([]int64, len(b.backends))
 	errs := make([]error, len(b.backends))
 	var wg sync.WaitGroup
-	for i, be := range b.backends {
-		wg.Go(func() { counts[i], errs[i] = be.client.Publish(ctx, Prefix+channel, payload).Result() })
+	for i, l := range b.backends {
+		wg.Go(func() { counts[i], errs[i] = l.Publish(ctx, Prefix+channel, payload) })
 	}
 	wg.Wait()
 	var most int64

@@ -1,9 +1,7 @@
-package wake
+package wake_test
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"testing"
@@ -11,7 +9,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/backend"
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/wake"
 )
 
 // recorder is a subscriber that keeps what it gets.
@@ -42,12 +42,12 @@ func (r *recorder) waitFor(n int) []string {
 	return r.messages()
 }
 
-func newBus(t *testing.T, servers []*redistest.Server) *Bus {
-	clients := make([]*redis.Client, len(servers))
+func newBus(t *testing.T, servers []*redistest.Server) *wake.Bus {
+	links := make([]wake.Link, len(servers))
 	for i, s := range servers {
-		clients[i] = redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
+		links[i] = backend.NewPubSub(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 500 * time.Millisecond})
 	}
-	b := New(clients, time.Second, slog.New(slog.DiscardHandler))
+	b := wake.New(links, time.Second, slog.New(slog.DiscardHandler))
 	t.Cleanup(b.Close)
 	return b
 }
@@ -60,13 +60,13 @@ func TestBusAcrossReplicas(t *testing.T) {
 	one, two := newBus(t, servers), newBus(t, servers)
 	ctx := context.Background()
 	var byChannel, byPattern, bystander recorder
-	two.Subscribe(&byChannel, "redisson_lock__channel:{a}")
-	two.PSubscribe(&byPattern, "redisson_lock__channel:*")
-	two.Subscribe(&bystander, "other")
+	two.Subscribe(ctx, &byChannel, "redisson_lock__channel:{a}")
+	two.PSubscribe(ctx, &byPattern, "redisson_lock__channel:*")
+	two.Subscribe(ctx, &bystander, "other")
 	// Subscribe returned: a majority of backends already listen.
 	listening := 0
 	for _, srv := range servers {
-		if n := srv.Client().PubSubNumSub(ctx, Prefix+"redisson_lock__channel:{a}").Val(); n[Prefix+"redisson_lock__channel:{a}"] > 0 {
+		if n := srv.Client().PubSubNumSub(ctx, wake.Prefix+"redisson_lock__channel:{a}").Val(); n[wake.Prefix+"redisson_lock__channel:{a}"] > 0 {
 			listening++
 		}
 	}
@@ -110,10 +110,11 @@ func TestBusAcrossReplicas(t *testing.T) {
 
 // Without backends, a bus reaches its own subscribers.
 func TestBusLocal(t *testing.T) {
-	b := New(nil, time.Second, slog.New(slog.DiscardHandler))
+	b := wake.New(nil, time.Second, slog.New(slog.DiscardHandler))
 	var r, p recorder
-	b.Subscribe(&r, "ch")
-	b.PSubscribe(&p, "c?")
+	ctx := t.Context()
+	b.Subscribe(ctx, &r, "ch")
+	b.PSubscribe(ctx, &p, "c?")
 	if n, err := b.Publish(context.Background(), "ch", "hi"); err != nil || n != 2 {
 		t.Fatalf("Publish = %d, %v; want 2 local subscribers", n, err)
 	}
@@ -122,26 +123,5 @@ func TestBusLocal(t *testing.T) {
 	}
 	if got := p.messages(); len(got) != 1 || got[0] != "c?|ch|hi" {
 		t.Fatalf("pattern got %q", got)
-	}
-}
-
-// Deduplicating a message must cost the same whatever the number of ids
-// remembered (it once scanned them all past 4096: 60k wake-ups took 65 s).
-// Measured as a ratio within one run, so a loaded machine moves both sides.
-func TestDedupCostDoesNotGrowWithHistory(t *testing.T) {
-	cost := func(history int) time.Duration {
-		b := New(nil, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		for i := range history {
-			b.first(fmt.Sprint("old", i), "")
-		}
-		start := time.Now()
-		for i := range 2000 {
-			b.first(fmt.Sprint("new", i), "")
-		}
-		return time.Since(start)
-	}
-	small, large := cost(1000), cost(100000)
-	if large > 20*small+20*time.Millisecond {
-		t.Fatalf("2000 ids cost %v after 100k remembered, %v after 1k: dedup grows with history", large, small)
 	}
 }

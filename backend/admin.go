@@ -1,6 +1,6 @@
-package quorum
+package backend
 
-// The calls RedisNode answers off the lock path: identity, scans, records
+// The calls Node answers off the lock path: identity, scans, records
 // and fencing counter repairs.
 
 import (
@@ -13,17 +13,20 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// Info implements Node.
-func (n *RedisNode) Info(ctx context.Context) (NodeInfo, error) {
-	return readInfo(ctx, n.client, n.fixed.Load())
+// Info implements quorum.Node.
+func (n *Node) Info(ctx context.Context) (quorum.NodeInfo, error) {
+	info, err := readInfo(ctx, n.client, n.fixed.Load())
+	return info, sortErr(err)
 }
 
 // SetIdentity gives the node an identity for a server that reports no
 // run_id (an in-process test server): runID must change whenever the
 // server starts empty, and started is when it did. Call it before New.
-func (n *RedisNode) SetIdentity(runID string, started time.Time) {
+func (n *Node) SetIdentity(runID string, started time.Time) {
 	n.fixed.Store(&identity{runID: runID, started: started})
 }
 
@@ -33,8 +36,8 @@ type identity struct {
 	started time.Time
 }
 
-// Keys implements Node.
-func (n *RedisNode) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
+// Keys implements quorum.Node.
+func (n *Node) Keys(ctx context.Context, prefix string, limit int) ([]string, error) {
 	match := globEscaper.Replace(prefix) + "*"
 	var keys []string
 	var cursor uint64
@@ -52,8 +55,8 @@ func (n *RedisNode) Keys(ctx context.Context, prefix string, limit int) ([]strin
 
 var globEscaper = strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`, `]`, `\]`)
 
-// Watch implements Node.
-func (n *RedisNode) Watch(f func(NodeInfo)) {
+// Watch implements quorum.Node.
+func (n *Node) Watch(f func(quorum.NodeInfo)) {
 	n.watchMu.Lock()
 	n.watch = f
 	n.watchMu.Unlock()
@@ -68,7 +71,7 @@ type infoReader interface {
 // readInfo reads run_id, uptime, whether every write is fsynced, the intact
 // marker and the max-TTL record, in one round trip (two with AOF on). A
 // backend that refuses CONFIG GET counts as not persistent.
-func readInfo(ctx context.Context, c infoReader, fixed *identity) (NodeInfo, error) {
+func readInfo(ctx context.Context, c infoReader, fixed *identity) (quorum.NodeInfo, error) {
 	var (
 		infoCmd *redis.StringCmd
 		marks   *redis.SliceCmd
@@ -77,16 +80,16 @@ func readInfo(ctx context.Context, c infoReader, fixed *identity) (NodeInfo, err
 		if fixed == nil {
 			infoCmd = p.Info(ctx, "server", "persistence")
 		}
-		marks = p.MGet(ctx, IntactKey, MaxTTLKey)
+		marks = p.MGet(ctx, quorum.IntactKey, quorum.MaxTTLKey)
 		return nil
 	})
-	var info NodeInfo
+	var info quorum.NodeInfo
 	if fixed != nil {
-		return withMarks(NodeInfo{RunID: fixed.runID, Uptime: time.Since(fixed.started)}, marks)
+		return withMarks(quorum.NodeInfo{RunID: fixed.runID, Uptime: time.Since(fixed.started)}, marks)
 	}
 	text, err := infoCmd.Result()
 	if err != nil {
-		return NodeInfo{}, err
+		return quorum.NodeInfo{}, err
 	}
 	aof := false
 	for _, line := range strings.Split(text, "\n") {
@@ -102,7 +105,7 @@ func readInfo(ctx context.Context, c infoReader, fixed *identity) (NodeInfo, err
 		}
 	}
 	if info.RunID == "" {
-		return NodeInfo{}, errors.New("INFO server has no run_id")
+		return quorum.NodeInfo{}, errors.New("INFO server has no run_id")
 	}
 	if aof {
 		if cfg, err := c.ConfigGet(ctx, "appendfsync").Result(); err == nil {
@@ -113,10 +116,10 @@ func readInfo(ctx context.Context, c infoReader, fixed *identity) (NodeInfo, err
 }
 
 // withMarks adds the deployment marker and the max-TTL record to info.
-func withMarks(info NodeInfo, marks *redis.SliceCmd) (NodeInfo, error) {
+func withMarks(info quorum.NodeInfo, marks *redis.SliceCmd) (quorum.NodeInfo, error) {
 	vals, err := marks.Result()
 	if err != nil {
-		return NodeInfo{}, err
+		return quorum.NodeInfo{}, err
 	}
 	marker, _ := vals[0].(string)
 	info.Marked, info.Intact = marker != "", marker != "" && marker == info.RunID
@@ -127,15 +130,15 @@ func withMarks(info NodeInfo, marks *redis.SliceCmd) (NodeInfo, error) {
 	return info, nil
 }
 
-// Record implements Node.
-func (n *RedisNode) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
-	ms, err := recordScript.Run(ctx, n.client, []string{MaxTTLKey}, ttl.Milliseconds()).Int64()
+// Record implements quorum.Node.
+func (n *Node) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+	ms, err := recordScript.Run(ctx, n.client, []string{quorum.MaxTTLKey}, ttl.Milliseconds()).Int64()
 	return time.Duration(ms) * time.Millisecond, err
 }
 
-// Counters implements Node.
-func (n *RedisNode) Counters(ctx context.Context) (map[string]int64, error) {
-	keys, err := n.client.SMembers(ctx, CountersKey).Result()
+// Counters implements quorum.Node.
+func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
+	keys, err := n.client.SMembers(ctx, quorum.CountersKey).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +157,7 @@ func (n *RedisNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last.
-func (n *RedisNode) Repair(ctx context.Context, runID string, counters map[string]int64) error {
+func (n *Node) Repair(ctx context.Context, runID string, counters map[string]int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
 	for i := 0; i == 0 || i < len(keys); i += 500 {
 		chunk := keys[i:min(i+500, len(keys))]
@@ -165,7 +168,7 @@ func (n *RedisNode) Repair(ctx context.Context, runID string, counters map[strin
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
 		}
-		if err := repairScript.Run(ctx, n.client, []string{CountersKey, IntactKey}, args...).Err(); err != nil {
+		if err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey}, args...).Err(); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package quorum
+package backend
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// RedisNode is a Node over a go-redis client. Operations queue up; a worker
+// Node is a quorum.Node over a go-redis client. Operations queue up; a worker
 // takes everything queued and sends it as one go-redis pipeline, so that one
 // lock round costs a backend a fraction of a write. With the queue empty a
 // lone operation goes out at once: nothing waits on a timer.
@@ -22,13 +24,13 @@ import (
 // same redis-benchmark load: it did not beat one pooled call per operation
 // (both about 8k lock rounds/s at N=5 on the 2-core dev machine), while this
 // queue reached about 22k, and it needs no goroutine per node per round.
-type RedisNode struct {
+type Node struct {
 	client *redis.Client
 	addr   string
 	fixed  atomic.Pointer[identity] // given by SetIdentity, for servers that report none
 
 	watchMu sync.Mutex
-	watch   func(NodeInfo)
+	watch   func(quorum.NodeInfo)
 
 	mu     sync.Mutex
 	queue  []call
@@ -40,9 +42,9 @@ type RedisNode struct {
 }
 
 type call struct {
-	op       Op
+	op       quorum.Op
 	deadline time.Time
-	done     func(Reply)
+	done     func(quorum.Reply)
 }
 
 // pipelines is how many batches may be in flight to one backend at once:
@@ -50,17 +52,17 @@ type call struct {
 // next batch fills, and deeper batches cost fewer writes.
 const pipelines = 1
 
-// NewRedisNode connects to one backend. Whatever opt says, it never retries a
+// NewNode connects to one backend. Whatever opt says, it never retries a
 // command (a resent SET could land twice in one round and a silent retry
 // hides a failure from the vote), dials once per attempt, and bounds every
 // call by its deadline.
-func NewRedisNode(opt *redis.Options) *RedisNode {
+func NewNode(opt *redis.Options) *Node {
 	o := *opt
 	o.MaxRetries = -1
 	o.ContextTimeoutEnabled = true
 	o.DisableIdentity = true
 	o.DialerRetries = 1 // a refused dial is a vote against, now; not five tries later
-	n := &RedisNode{
+	n := &Node{
 		addr: o.Addr,
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
@@ -96,15 +98,15 @@ func NewRedisNode(opt *redis.Options) *RedisNode {
 	return n
 }
 
-// Addr implements Node.
-func (n *RedisNode) Addr() string { return n.addr }
+// Addr implements quorum.Node.
+func (n *Node) Addr() string { return n.addr }
 
-// Do implements Node.
-func (n *RedisNode) Do(op Op, deadline time.Time, done func(Reply)) {
+// Do implements quorum.Node.
+func (n *Node) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
-		done(Reply{Err: errClosed})
+		done(quorum.Reply{Err: quorum.ErrClosed})
 		return
 	}
 	n.queue = append(n.queue, call{op: op, deadline: deadline, done: done})
@@ -116,19 +118,19 @@ func (n *RedisNode) Do(op Op, deadline time.Time, done func(Reply)) {
 }
 
 // Close implements Node: queued operations fail, then the client closes.
-func (n *RedisNode) Close() error {
+func (n *Node) Close() error {
 	n.mu.Lock()
 	n.closed = true
 	n.mu.Unlock()
 	close(n.stop)
 	n.wg.Wait()
 	for _, c := range n.take() {
-		c.done(Reply{Err: errClosed})
+		c.done(quorum.Reply{Err: quorum.ErrClosed})
 	}
 	return n.client.Close()
 }
 
-func (n *RedisNode) worker() {
+func (n *Node) worker() {
 	defer n.wg.Done()
 	for {
 		select {
@@ -144,7 +146,7 @@ func (n *RedisNode) worker() {
 }
 
 // take removes everything queued.
-func (n *RedisNode) take() []call {
+func (n *Node) take() []call {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	batch := n.queue
@@ -152,7 +154,7 @@ func (n *RedisNode) take() []call {
 	return batch
 }
 
-func (n *RedisNode) recycle(batch []call) {
+func (n *Node) recycle(batch []call) {
 	clear(batch) // drop references to callbacks
 	n.mu.Lock()
 	if n.spare == nil && cap(batch) <= 4096 {
@@ -162,13 +164,13 @@ func (n *RedisNode) recycle(batch []call) {
 }
 
 // exec sends a batch as one pipeline and answers every call in it.
-func (n *RedisNode) exec(batch []call) {
+func (n *Node) exec(batch []call) {
 	now := time.Now()
 	latest := now
 	live := batch[:0] // filtered in place: the write index never passes the read index
 	for _, c := range batch {
 		if !c.deadline.After(now) {
-			c.done(Reply{Err: context.DeadlineExceeded}) // waited too long in the queue
+			c.done(quorum.Reply{Err: context.DeadlineExceeded}) // waited too long in the queue
 			continue
 		}
 		live = append(live, c)
@@ -179,7 +181,7 @@ func (n *RedisNode) exec(batch []call) {
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := ctxFor(latest)
+	ctx, cancel := context.WithDeadline(context.Background(), latest)
 	defer cancel()
 	cmds := n.pipeline(ctx, live, false)
 	// A backend that restarted or flushed its scripts answers NOSCRIPT to
@@ -206,7 +208,7 @@ func (n *RedisNode) exec(batch []call) {
 
 // pipeline queues each call's command on one go-redis pipeline and runs it.
 // Per-command errors stay on their commands; a transport error marks all.
-func (n *RedisNode) pipeline(ctx context.Context, calls []call, eval bool) []redis.Cmder {
+func (n *Node) pipeline(ctx context.Context, calls []call, eval bool) []redis.Cmder {
 	pipe := n.client.Pipeline()
 	cmds := make([]redis.Cmder, len(calls))
 	for i, c := range calls {

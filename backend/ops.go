@@ -1,26 +1,29 @@
-package quorum
+package backend
 
-// How RedisNode encodes each Op as a command and reads its reply.
+// How Node encodes each quorum.Op as a command and reads its reply.
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // keysOf lists the keys a script for op touches.
-func keysOf(op Op) []string {
+func keysOf(op quorum.Op) []string {
 	switch op.Kind {
-	case OpSetNX, OpUndo, OpDelIfEq, OpPExpireIfEq, OpSetXX, OpDel:
-		return []string{op.Key, MetaKey(op.Key)}
-	case OpHashAcquire:
+	case quorum.OpSetNX, quorum.OpUndo, quorum.OpDelIfEq, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
+		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpHashAcquire:
 		if op.Aux != "" {
-			return []string{op.Key, op.Aux, CountersKey}
+			return []string{op.Key, op.Aux, quorum.CountersKey}
 		}
-	case OpRaise:
-		return []string{op.Key, CountersKey}
+	case quorum.OpRaise:
+		return []string{op.Key, quorum.CountersKey}
 	}
 	if op.Aux != "" {
 		return []string{op.Key, op.Aux}
@@ -28,7 +31,7 @@ func keysOf(op Op) []string {
 	return []string{op.Key}
 }
 
-func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cmder {
+func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) redis.Cmder {
 	keys := keysOf(op)
 	script := func(s *redis.Script, args ...any) redis.Cmder {
 		if eval {
@@ -38,65 +41,65 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op Op, eval bool) redis.Cm
 	}
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	switch op.Kind {
-	case OpSetNX:
+	case quorum.OpSetNX:
 		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
-	case OpUndo:
+	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
-	case OpDelIfEq:
+	case quorum.OpDelIfEq:
 		return script(delIfEqScript, op.Value)
-	case OpPExpireIfEq:
+	case quorum.OpPExpireIfEq:
 		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
-	case OpRead:
+	case quorum.OpRead:
 		return script(getPTTLScript)
-	case OpDel:
+	case quorum.OpDel:
 		return script(delScript)
-	case OpSetXX:
+	case quorum.OpSetXX:
 		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
-	case OpHashAcquire:
+	case quorum.OpHashAcquire:
 		return script(hashAcquireScript, op.Value, ms(op.TTL))
-	case OpHashRelease:
+	case quorum.OpHashRelease:
 		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
-	case OpHashExtend:
+	case quorum.OpHashExtend:
 		return script(hashExtendScript, op.Value, ms(op.TTL))
-	case OpHashUnhold:
+	case quorum.OpHashUnhold:
 		all := "1"
 		if op.N == 0 {
 			all = "all"
 		}
 		return script(hashUnholdScript, op.Value, all, ms(op.AuxTTL), "1")
-	case OpHashSetHolds:
+	case quorum.OpHashSetHolds:
 		return script(hashSetHoldsScript, op.Value, op.N, ms(op.TTL), ms(op.AuxTTL), "0")
-	case OpHashGet:
+	case quorum.OpHashGet:
 		return script(hashGetScript, op.Value)
-	case OpRaise:
+	case quorum.OpRaise:
 		return script(raiseScript, op.N)
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
 
-// replyOf reads one command's outcome as the Reply for op.
-func replyOf(op Op, cmd redis.Cmder) Reply {
-	err := cmd.Err()
+// replyOf reads one command's outcome as the quorum.Reply for op.
+func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
+	err := sortErr(cmd.Err())
 	switch op.Kind {
-	case OpRead, OpHashGet:
+	case quorum.OpRead, quorum.OpHashGet:
 		if err != nil {
-			return Reply{Err: err}
+			return quorum.Reply{Err: err}
 		}
 		e, err := entryOf(cmd.(*redis.Cmd).Val())
-		return Reply{OK: err == nil, Entry: e, Err: err}
-	case OpHashAcquire:
+		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
+	case quorum.OpHashAcquire:
 		if err != nil {
-			return Reply{Err: err}
+			return quorum.Reply{Err: err}
 		}
 		return hashAcquireReply(cmd.(*redis.Cmd).Val())
-	case OpHashRelease:
+	case quorum.OpHashRelease:
 		if err != nil {
-			return Reply{Err: err}
+			return quorum.Reply{Err: err}
 		}
 		return hashReleaseReply(cmd.(*redis.Cmd).Val())
 	}
 	if err != nil {
-		return Reply{Err: err}
+		return quorum.Reply{Err: err}
 	}
 	var v int64
 	switch c := cmd.(type) {
@@ -105,51 +108,61 @@ func replyOf(op Op, cmd redis.Cmder) Reply {
 	case *redis.IntCmd:
 		v = c.Val()
 	}
-	return Reply{OK: v == 1, N: v, Err: err}
+	return quorum.Reply{OK: v == 1, N: v, Err: err}
 }
 
 // hashAcquireReply reads the {granted, holds or pttl, token} reply of the hash acquire script.
-func hashAcquireReply(val any) Reply {
+func hashAcquireReply(val any) quorum.Reply {
 	res, ok := val.([]any)
 	if ok && len(res) == 3 {
 		granted, ok1 := res[0].(int64)
 		n, ok2 := res[1].(int64)
 		token, ok3 := res[2].(int64)
 		if ok1 && ok2 && ok3 {
-			return Reply{OK: granted == 1, N: n, Token: token}
+			return quorum.Reply{OK: granted == 1, N: n, Token: token}
 		}
 	}
-	return Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
+	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
 }
 
 // hashReleaseReply reads the {result, holds before} reply of the hash release script.
-func hashReleaseReply(val any) Reply {
+func hashReleaseReply(val any) quorum.Reply {
 	if res, ok := val.([]any); ok && len(res) == 2 {
 		code, ok1 := res[0].(int64)
 		pre, ok2 := res[1].(int64)
 		if ok1 && ok2 {
-			return Reply{OK: code == 1, N: code, Pre: pre}
+			return quorum.Reply{OK: code == 1, N: code, Pre: pre}
 		}
 	}
-	return Reply{Err: fmt.Errorf("unexpected reply to the hash release script: %v", val)}
+	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the hash release script: %v", val)}
 }
 
 // entryOf reads the {value, pttl[, type]} reply of a read script.
-func entryOf(val any) (Entry, error) {
+func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
 	if !ok || len(res) < 2 || len(res) > 3 {
-		return Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
+		return quorum.Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
 	if !ok {
-		return Entry{}, fmt.Errorf("unexpected PTTL in the read script's reply: %v", res[1])
+		return quorum.Entry{}, fmt.Errorf("unexpected PTTL in the read script's reply: %v", res[1])
 	}
 	value, found := res[0].(string)
-	e := Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}
+	e := quorum.Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}
 	if len(res) == 3 {
 		typ, _ := res[2].(int64)
-		e.Type = KeyType(typ)
-		e.Found = e.Found || e.Type == TypeHash && ttl != -2
+		e.Type = quorum.KeyType(typ)
+		e.Found = e.Found || e.Type == quorum.TypeHash && ttl != -2
 	}
 	return e, nil
+}
+
+// sortErr tells the engine a server's error reply (*quorum.ReplyError: the
+// link is fine) from a transport failure, which it returns as it is.
+func sortErr(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return &quorum.ReplyError{Msg: rerr.Error()}
+	}
+	return err
 }

@@ -1,13 +1,12 @@
-package quorum
+package backend
 
 import (
 	_ "embed"
-	"errors"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// The single-node scripts RedisNode runs, embedded from scripts/.
+// The single-node scripts Node runs, embedded from scripts/.
 var (
 	//go:embed scripts/acquire.lua
 	acquireLua string
@@ -58,6 +57,4 @@ var (
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = redis.NewScript(delLua)
 	repairScript       = redis.NewScript(repairLua)
-
-	errClosed = errors.New("node closed")
 )
