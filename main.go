@@ -144,9 +144,9 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 		logger.Warn(w)
 	}
 	a := &app{}
-	backends, quarantine := cfg.Backends, cfg.Quarantine
+	backends, settings := cfg.Backends, cfg.Settings
 	if len(backends) == 0 {
-		quarantine = false // in-process backends restart only with the proxy itself
+		settings.Quarantine = false // in-process backends restart only with the proxy itself
 		var err error
 		if a.embedded, err = startEmbedded(cfg.Embedded); err != nil {
 			return nil, err
@@ -187,12 +187,7 @@ func start(cfg config.Config, logger *slog.Logger) (*app, error) {
 	}
 	a.metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
-		quorum.WithDriftFactor(cfg.DriftFactor),
-		quorum.WithNodeTimeout(cfg.NodeTimeout),
-		quorum.WithTimeoutFactor(cfg.TimeoutFactor),
-		quorum.WithMinValidity(cfg.MinValidity),
-		quorum.WithMaxTTL(cfg.MaxTTL),
-		quorum.WithQuarantine(quarantine),
+		quorum.WithSettings(settings),
 		quorum.WithNewDeployment(cfg.InitialClusterState == "new"),
 		quorum.WithHealthInterval(cfg.HealthInterval),
 		quorum.WithObserver(a.metrics.ObserveBackend),

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // Config is everything redlock-proxy can be told. Default() fills every
@@ -20,33 +22,16 @@ type Config struct {
 	Backends []Backend `yaml:"backends"`
 	// Embedded is how many in-memory backends run when Backends is empty. Default 5.
 	Embedded int `yaml:"embedded"`
-	// DriftFactor bounds clock-rate difference between proxy and backends,
-	// as a fraction; TTLs are padded by it. Default 0.01.
-	DriftFactor float64 `yaml:"drift_factor"`
-	// NodeTimeout bounds the wait for one backend in a round. Default 250ms.
-	NodeTimeout time.Duration `yaml:"node_timeout"`
-	// TimeoutFactor further bounds a lock round's per-backend wait to this
-	// fraction of the lock TTL. Default 0.05.
-	TimeoutFactor float64 `yaml:"timeout_factor"`
-	// MinValidity is the least time a client must have left when a lock is
-	// granted or extended. Default 10ms.
-	MinValidity time.Duration `yaml:"min_validity"`
-	// MaxTTL is the longest lock TTL a client may ask for. Default 10m.
-	MaxTTL time.Duration `yaml:"max_ttl"`
-	// Quarantine keeps a backend that restarted (or is younger than
-	// max_ttl at start) from counting toward an acquire or extend quorum
-	// until max_ttl has passed. Default true; false is unsafe: a backend that
-	// restarted empty can hand a held lock to a second owner.
-	Quarantine bool `yaml:"quarantine"`
+	// Settings are the engine's: drift_factor, node_timeout,
+	// timeout_factor, min_validity, max_ttl, quarantine and
+	// health_interval, with their defaults and bounds (quorum.Settings).
+	quorum.Settings `yaml:",inline"`
 	// InitialClusterState is "new" to say the backends are a new deployment
 	// holding no locks: if every backend answers, carries no deployment
 	// marker and is younger than the quarantine window, they are marked and
 	// count at once instead of waiting out restart quarantine. "existing"
 	// (default) changes nothing.
 	InitialClusterState string `yaml:"initial_cluster_state"`
-	// HealthInterval is how often each backend's run_id and reachability
-	// are checked. Default 1s.
-	HealthInterval time.Duration `yaml:"health_interval"`
 	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
 	// since a lock without expiry is never freed if its owner dies. Default 0.
 	DefaultTTL time.Duration `yaml:"default_ttl"`
@@ -152,14 +137,8 @@ func Default() Config {
 	return Config{
 		Listen:              "127.0.0.1:6380",
 		Embedded:            5,
-		DriftFactor:         0.01,
-		NodeTimeout:         250 * time.Millisecond,
-		TimeoutFactor:       0.05,
-		MinValidity:         10 * time.Millisecond,
-		MaxTTL:              10 * time.Minute,
-		Quarantine:          true,
+		Settings:            quorum.DefaultSettings(),
 		InitialClusterState: "existing",
-		HealthInterval:      time.Second,
 		AllowForceRelease:   true,
 		MaxClients:          10000,
 		MaxRequestSize:      64 << 10,

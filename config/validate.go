@@ -37,35 +37,17 @@ func (c Config) Validate() error {
 	if len(c.Backends) == 0 && c.Embedded < 1 {
 		bad("embedded", "%d: with no backends configured at least one embedded backend is needed", c.Embedded)
 	}
-	if c.DriftFactor < 0 || c.DriftFactor >= 0.5 {
-		bad("drift_factor", "%v outside [0, 0.5)", c.DriftFactor)
-	}
-	if c.TimeoutFactor <= 0 || c.TimeoutFactor >= 1 {
-		bad("timeout_factor", "%v outside (0, 1)", c.TimeoutFactor)
-	}
-	positive := []struct {
-		field string
-		d     time.Duration
-	}{{"node_timeout", c.NodeTimeout}, {"max_ttl", c.MaxTTL}, {"health_interval", c.HealthInterval}}
-	for _, p := range positive {
-		if p.d <= 0 {
-			bad(p.field, "%v must be positive", p.d)
-		}
+	for _, p := range c.Settings.Problems() { // the engine's own bounds
+		bad(p.Setting, "%s", p.Problem)
 	}
 	nonNegative := []struct {
 		field string
 		d     time.Duration
-	}{{"min_validity", c.MinValidity}, {"default_ttl", c.DefaultTTL}, {"idle_timeout", c.IdleTimeout}, {"shutdown_grace", c.ShutdownGrace}}
+	}{{"default_ttl", c.DefaultTTL}, {"idle_timeout", c.IdleTimeout}, {"shutdown_grace", c.ShutdownGrace}}
 	for _, p := range nonNegative {
 		if p.d < 0 {
 			bad(p.field, "%v must not be negative", p.d)
 		}
-	}
-	if c.MaxTTL > 0 && c.NodeTimeout >= c.MaxTTL {
-		bad("node_timeout", "%v must be shorter than max_ttl %v: a backend could be waited on longer than any lock lives", c.NodeTimeout, c.MaxTTL)
-	}
-	if c.MaxTTL > 0 && c.MinValidity >= c.MaxTTL {
-		bad("min_validity", "%v must be shorter than max_ttl %v, or no lock could ever be granted", c.MinValidity, c.MaxTTL)
 	}
 	if c.DefaultTTL > c.MaxTTL {
 		bad("default_ttl", "%v exceeds max_ttl %v", c.DefaultTTL, c.MaxTTL)

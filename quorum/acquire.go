@@ -83,7 +83,7 @@ func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 		return nil
 	}
 	e.rollbacks.Add(1)
-	t := e.start(idx, op, e.opts.nodeTimeout, false)
+	t := e.start(idx, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var errs *multierror.Error
 	for j, v := range t.votes {

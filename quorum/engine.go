@@ -51,23 +51,14 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
-	switch {
-	case o.driftFactor < 0 || o.driftFactor >= 0.5:
-		return nil, fmt.Errorf("quorum: drift factor %v outside [0, 0.5)", o.driftFactor)
-	case o.nodeTimeout <= 0:
-		return nil, fmt.Errorf("quorum: node timeout %v must be positive", o.nodeTimeout)
-	case o.timeoutFactor <= 0 || o.timeoutFactor >= 1:
-		return nil, fmt.Errorf("quorum: timeout factor %v outside (0, 1)", o.timeoutFactor)
-	case o.maxTTL <= 0:
-		return nil, fmt.Errorf("quorum: max ttl %v must be positive", o.maxTTL)
-	case o.healthInterval <= 0:
-		return nil, fmt.Errorf("quorum: health interval %v must be positive", o.healthInterval)
+	if err := o.Validate(); err != nil {
+		return nil, fmt.Errorf("quorum: %w", err)
 	}
 	random := make([]byte, 8)
 	_, _ = rand.Read(random)
 	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o, roundPrefix: newRoundPrefix(random),
 		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes)), stopHealth: make(chan struct{})}
-	e.window.Store(int64(e.PaddedTTL(o.maxTTL)))
+	e.window.Store(int64(e.PaddedTTL(o.MaxTTL)))
 	for i := range e.allIdx {
 		e.allIdx[i] = i
 	}
@@ -82,21 +73,21 @@ func (e *Engine) Quorum() int { return e.quorum }
 func (e *Engine) Nodes() int { return len(e.nodes) }
 
 // MinValidity is the least validity a grant must leave its caller.
-func (e *Engine) MinValidity() time.Duration { return e.opts.minValidity }
+func (e *Engine) MinValidity() time.Duration { return e.opts.MinValidity }
 
 // MinTTL is the shortest TTL a lock can be granted with: it must outlast
 // the minimum validity and leave each backend at least a millisecond to
 // answer (ttl * timeout factor).
 func (e *Engine) MinTTL() time.Duration {
-	perNode := time.Duration(math.Ceil(float64(time.Millisecond) / e.opts.timeoutFactor))
-	return max(e.opts.minValidity+time.Millisecond, perNode).Round(time.Millisecond)
+	perNode := time.Duration(math.Ceil(float64(time.Millisecond) / e.opts.TimeoutFactor))
+	return max(e.opts.MinValidity+time.Millisecond, perNode).Round(time.Millisecond)
 }
 
 // TimeoutFactor is the fraction of a lock's TTL a round waits for a backend.
-func (e *Engine) TimeoutFactor() float64 { return e.opts.timeoutFactor }
+func (e *Engine) TimeoutFactor() float64 { return e.opts.TimeoutFactor }
 
 // MaxTTL is the longest TTL a lock may ask for.
-func (e *Engine) MaxTTL() time.Duration { return e.opts.maxTTL }
+func (e *Engine) MaxTTL() time.Duration { return e.opts.MaxTTL }
 
 // Close stops the health monitors and closes every node.
 func (e *Engine) Close() error {
@@ -116,26 +107,26 @@ func (e *Engine) Close() error {
 // with it at any moment after the client asked outlives the client's window
 // even on a backend whose clock runs fast by the drift factor.
 func (e *Engine) PaddedTTL(ttl time.Duration) time.Duration {
-	ms := math.Ceil(float64(ttl.Milliseconds()) / (1 - e.opts.driftFactor))
+	ms := math.Ceil(float64(ttl.Milliseconds()) / (1 - e.opts.DriftFactor))
 	return time.Duration(ms+2) * time.Millisecond
 }
 
 // Drift is the drift allowance for ttl: ttl * drift_factor + 2ms.
 func (e *Engine) Drift(ttl time.Duration) time.Duration {
-	return time.Duration(float64(ttl)*e.opts.driftFactor) + 2*time.Millisecond
+	return time.Duration(float64(ttl)*e.opts.DriftFactor) + 2*time.Millisecond
 }
 
 // lockTimeout is the per-node wait of a round for a lock of ttl:
 // min(node_timeout, ttl * timeout_factor).
 func (e *Engine) lockTimeout(ttl time.Duration) time.Duration {
-	return min(e.opts.nodeTimeout, time.Duration(float64(ttl)*e.opts.timeoutFactor))
+	return min(e.opts.NodeTimeout, time.Duration(float64(ttl)*e.opts.TimeoutFactor))
 }
 
 func (e *Engine) checkTTL(ttl time.Duration) error {
 	switch {
 	case ttl <= 0:
 		return ErrInvalidTTL
-	case ttl > e.opts.maxTTL:
+	case ttl > e.opts.MaxTTL:
 		return ErrTTLTooLong
 	}
 	return nil

@@ -41,7 +41,7 @@ func (e *Engine) tendCounters() {
 	if len(unmarked) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.NodeTimeout)
 	defer cancel()
 	if len(intact) == 0 {
 		// A new deployment is marked whole, once every reachable node votes:
@@ -153,7 +153,7 @@ func (e *Engine) bootstrap() {
 		}
 		unmarked = append(unmarked, i)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.nodeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.NodeTimeout)
 	defer cancel()
 	for _, i := range unmarked {
 		h := e.health[i]

@@ -154,7 +154,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 	}
 	t.finish(func() {})
 	r.elapsed = time.Since(r.start)
-	if g.Validity = r.ttl - r.elapsed; g.Validity <= e.opts.minValidity {
+	if g.Validity = r.ttl - r.elapsed; g.Validity <= e.opts.MinValidity {
 		rerr := r.roundError("acquire", ErrValiditySpent, e.nodes, "taken")
 		rerr.Spent = r.elapsed
 		return Grant{}, rerr
@@ -178,7 +178,7 @@ func (e *Engine) holderWait(t *tally) time.Duration {
 	slices.Sort(ttls)
 	// With h nodes held, Q are free once h-(N-Q) of them expired.
 	i := min(max(len(ttls)-(len(e.nodes)-e.quorum)-1, 0), len(ttls)-1)
-	unpadded := float64(ttls[i])*(1-e.opts.driftFactor) - 2
+	unpadded := float64(ttls[i])*(1-e.opts.DriftFactor) - 2
 	return max(time.Duration(unpadded)*time.Millisecond, time.Millisecond)
 }
 
@@ -214,7 +214,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	defer unlock()
 	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
-	t := e.start(nil, op, e.opts.nodeTimeout, false)
+	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var answered, notHeld, latchedHeld, latchedReleased []int
 	var before int64 // the owner's count: the most any voting node had
@@ -276,7 +276,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	if len(off) > 0 {
 		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
-		fix := e.start(off, set, e.opts.nodeTimeout, false)
+		fix := e.start(off, set, e.opts.NodeTimeout, false)
 		fix.drain()
 		level += fix.nYes
 	}
@@ -309,7 +309,7 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	t := e.start(nil, Op{Kind: OpRead, Key: key}, e.opts.nodeTimeout, false)
+	t := e.start(nil, Op{Kind: OpRead, Key: key}, e.opts.NodeTimeout, false)
 	t.drain()
 	var values []int64
 	for j, v := range t.votes {

@@ -89,7 +89,7 @@ func (e *Engine) quarantineLeft(i int, now time.Time) string {
 	switch {
 	case dup != "":
 		return "same server as " + dup
-	case !e.opts.quarantine:
+	case !e.opts.Quarantine:
 		return ""
 	case !known:
 		return "quarantined until its identity (run_id) is read"
@@ -202,7 +202,7 @@ func (e *Engine) raiseWindow(i int, record time.Duration) {
 		}
 		if e.window.CompareAndSwap(cur, int64(record)) {
 			e.opts.logger.Warn("another replica grants locks longer than this one's max_ttl; restart quarantine lasts as long as its longest",
-				"node", e.nodes[i].Addr(), "quarantine", record.String(), "own", e.PaddedTTL(e.opts.maxTTL).String())
+				"node", e.nodes[i].Addr(), "quarantine", record.String(), "own", e.PaddedTTL(e.opts.MaxTTL).String())
 			return
 		}
 	}
@@ -232,7 +232,7 @@ func (e *Engine) Status() []NodeStatus {
 			Err: h.err, Intact: h.intact, DuplicateOf: h.dupOf}
 		since, persistent, known := h.since, h.persistent, h.known
 		h.mu.Unlock()
-		if !e.opts.quarantine || out[i].DuplicateOf != "" {
+		if !e.opts.Quarantine || out[i].DuplicateOf != "" {
 			continue
 		}
 		if end := since.Add(e.QuarantineWindow()); !persistent && now.Before(end) {

@@ -66,7 +66,7 @@ func TestQuarantineAtStartForYoungBackends(t *testing.T) {
 
 func TestQuarantineEnds(t *testing.T) {
 	fs, nodes := fakes(3)
-	e := newEngine(t, nodes, WithMaxTTL(100*time.Millisecond), WithMinValidity(time.Millisecond))
+	e := newEngine(t, nodes, WithMaxTTL(100*time.Millisecond), WithMinValidity(time.Millisecond), WithNodeTimeout(50*time.Millisecond))
 	fs[0].restart(false)
 	fs[1].restart(false)
 	if _, err := e.Acquire(t.Context(), "k", "v", 100*time.Millisecond); !errors.Is(err, ErrNoQuorum) {

@@ -31,7 +31,7 @@ func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, e
 				results <- scan{err: &NodeError{Addr: n.Addr(), Err: errDown}}
 				return
 			}
-			sctx, cancel := context.WithTimeout(ctx, 10*e.opts.nodeTimeout)
+			sctx, cancel := context.WithTimeout(ctx, 10*e.opts.NodeTimeout)
 			defer cancel()
 			keys, err := n.Keys(sctx, prefix, limit)
 			if err != nil {

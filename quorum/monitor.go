@@ -25,7 +25,7 @@ func (e *Engine) watchHealth() {
 	}
 	first.Wait()
 	e.checkedAll.Store(true)
-	if e.opts.newDeployment && e.opts.quarantine {
+	if e.opts.newDeployment && e.opts.Quarantine {
 		e.bootstrap()
 	}
 	e.tendCounters()
@@ -68,7 +68,7 @@ func (e *Engine) noteVoting(i int) {
 func (e *Engine) learn(i int, info NodeInfo) {
 	h, n := e.health[i], e.nodes[i]
 	if event := h.observe(info, time.Now()); event != "" {
-		e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.quarantine)
+		e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.Quarantine)
 		for j := range e.nodes {
 			e.nudgeCheck(j) // this engine's record on the new run, and every other's read, soon
 		}
@@ -109,7 +109,7 @@ func (e *Engine) findDuplicates() {
 func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 	defer e.monitors.Done()
 	h, n := e.health[i], e.nodes[i]
-	backoff := e.opts.healthInterval
+	backoff := e.opts.HealthInterval
 	for {
 		wasUp := h.snapshotUp()
 		e.check(i)
@@ -126,8 +126,8 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 		}
 		switch {
 		case up:
-			backoff = e.opts.healthInterval
-		case wasUp || backoff == e.opts.healthInterval:
+			backoff = e.opts.HealthInterval
+		case wasUp || backoff == e.opts.HealthInterval:
 			backoff = 100 * time.Millisecond
 		default:
 			backoff = min(2*backoff, 5*time.Second)
@@ -156,7 +156,7 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 // and reads the record back, and records the outcome.
 func (e *Engine) check(i int) {
 	h, n := e.health[i], e.nodes[i]
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.nodeTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), e.opts.NodeTimeout)
 	defer cancel()
 	start := time.Now()
 	info, err := n.Info(ctx)
@@ -165,9 +165,9 @@ func (e *Engine) check(i int) {
 	recorded := false
 	if err == nil {
 		e.learn(i, info)
-		rctx, rcancel := context.WithTimeout(context.Background(), e.opts.nodeTimeout)
+		rctx, rcancel := context.WithTimeout(context.Background(), e.opts.NodeTimeout)
 		var record time.Duration
-		if record, err = n.Record(rctx, e.PaddedTTL(e.opts.maxTTL)); err == nil {
+		if record, err = n.Record(rctx, e.PaddedTTL(e.opts.MaxTTL)); err == nil {
 			e.raiseWindow(i, record)
 			recorded = true
 		}

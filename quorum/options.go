@@ -5,53 +5,39 @@ import (
 	"time"
 )
 
-// Option configures an Engine.
+// Option configures an Engine. Defaults are DefaultSettings'; New checks
+// the result with Settings.Validate.
 type Option func(*options)
 
 type options struct {
-	driftFactor    float64
-	nodeTimeout    time.Duration
-	timeoutFactor  float64
-	minValidity    time.Duration
-	maxTTL         time.Duration
-	quarantine     bool
-	healthInterval time.Duration
-	observer       func(addr string, d time.Duration, err error)
-	logValues      bool
-	newDeployment  bool
-	logger         *slog.Logger
+	Settings
+	observer      func(addr string, d time.Duration, err error)
+	logValues     bool
+	newDeployment bool
+	logger        *slog.Logger
 }
 
 func defaultOptions() options {
-	return options{
-		driftFactor:    0.01,
-		nodeTimeout:    250 * time.Millisecond,
-		timeoutFactor:  0.05,
-		minValidity:    10 * time.Millisecond,
-		maxTTL:         10 * time.Minute,
-		quarantine:     true,
-		healthInterval: time.Second,
-		logger:         slog.Default(),
-	}
+	return options{Settings: DefaultSettings(), logger: slog.Default()}
 }
 
 // WithDriftFactor sets the assumed bound on clock-rate difference between the
 // proxy and any backend, as a fraction. Default 0.01.
-func WithDriftFactor(f float64) Option { return func(o *options) { o.driftFactor = f } }
+func WithDriftFactor(f float64) Option { return func(o *options) { o.DriftFactor = f } }
 
 // WithNodeTimeout bounds how long a round waits for one node. Default 250ms.
-func WithNodeTimeout(d time.Duration) Option { return func(o *options) { o.nodeTimeout = d } }
+func WithNodeTimeout(d time.Duration) Option { return func(o *options) { o.NodeTimeout = d } }
 
 // WithTimeoutFactor further bounds a lock round's per-node wait to this
 // fraction of the lock TTL, so a short lock is not spent waiting. Default 0.05.
-func WithTimeoutFactor(f float64) Option { return func(o *options) { o.timeoutFactor = f } }
+func WithTimeoutFactor(f float64) Option { return func(o *options) { o.TimeoutFactor = f } }
 
 // WithMinValidity is the least time a caller must have left on its lock when
 // an acquire or extend succeeds; less and the round fails. Default 10ms.
-func WithMinValidity(d time.Duration) Option { return func(o *options) { o.minValidity = d } }
+func WithMinValidity(d time.Duration) Option { return func(o *options) { o.MinValidity = d } }
 
 // WithMaxTTL is the longest TTL a lock may ask for. Default 10m.
-func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.maxTTL = d } }
+func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.MaxTTL = d } }
 
 // WithLogger sets where rollback failures are logged. Default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
@@ -59,11 +45,11 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // WithQuarantine switches restart quarantine. Default true. Off, a backend
 // that restarted empty counts toward a quorum at once, which can let a
 // second owner take a lock that is still held: unsafe.
-func WithQuarantine(on bool) Option { return func(o *options) { o.quarantine = on } }
+func WithQuarantine(on bool) Option { return func(o *options) { o.Quarantine = on } }
 
 // WithHealthInterval sets how often each backend's run_id and reachability
 // are checked. Default 1s.
-func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.healthInterval = d } }
+func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.HealthInterval = d } }
 
 // WithObserver has f called with every backend answer: the backend, the
 // time from send to answer, and the error if any. It runs on the lock path:
@@ -83,3 +69,7 @@ func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on 
 // of waiting out restart quarantine. Otherwise it changes nothing, and logs
 // why. Default false.
 func WithNewDeployment(on bool) Option { return func(o *options) { o.newDeployment = on } }
+
+// WithSettings replaces every setting at once (the proxy's configuration
+// carries a whole Settings).
+func WithSettings(s Settings) Option { return func(o *options) { o.Settings = s } }

@@ -44,9 +44,9 @@ func (e *Engine) read(ctx context.Context, op Op, early, presence bool) (Entry, 
 	if err := ctx.Err(); err != nil {
 		return Entry{}, err
 	}
-	deadline := time.Now().Add(e.opts.nodeTimeout)
+	deadline := time.Now().Add(e.opts.NodeTimeout)
 	ch := e.send(nil, op, deadline)
-	timer := time.NewTimer(e.opts.nodeTimeout)
+	timer := time.NewTimer(e.opts.NodeTimeout)
 	defer timer.Stop()
 	var (
 		answers = make([]answer, 0, len(e.nodes))

@@ -15,7 +15,7 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 	if err != nil {
 		return err
 	}
-	t := e.start(nil, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.nodeTimeout, false)
+	t := e.start(nil, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.NodeTimeout, false)
 	t.collect()
 	var rerr error
 	if t.nYes < e.quorum {
@@ -63,7 +63,7 @@ func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	t := e.start(nil, Op{Kind: OpDel, Key: key}, e.opts.nodeTimeout, false)
+	t := e.start(nil, Op{Kind: OpDel, Key: key}, e.opts.NodeTimeout, false)
 	t.drain()
 	if t.nYes+t.nNo < e.quorum {
 		rerr := t.roundError("delete", ErrNoQuorum, e.nodes, "absent")

@@ -36,7 +36,7 @@ func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }
 // lateGrace is how long past a round's deadline the engine still waits for
 // a node's late answer before a rollback: a node answers by its own deadline
 // plus, at worst, one batch ahead of it in the queue.
-func (e *Engine) lateGrace() time.Duration { return e.opts.nodeTimeout + 500*time.Millisecond }
+func (e *Engine) lateGrace() time.Duration { return e.opts.NodeTimeout + 500*time.Millisecond }
 
 // start sends op to the nodes idx names (nil: all) with a deadline timeout
 // from now. With counting, a "yes" counts only from a node out of restart
@@ -85,7 +85,7 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 	if err != nil {
 		return nil, err
 	}
-	if spent := time.Since(start); ttl-spent <= e.opts.minValidity {
+	if spent := time.Since(start); ttl-spent <= e.opts.MinValidity {
 		// Queued past the caller's window: send nothing (an extend sent now
 		// could shorten a lock while its reply says it failed).
 		unlock()
@@ -103,8 +103,8 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 // quorum of definite "no" votes, and word how each such node is described.
 func (e *Engine) verdict(r *timedRound, op string, negative error, word string) (Grant, *RoundError) {
 	switch {
-	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.minValidity:
-		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.minValidity)}, nil
+	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity:
+		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, nil
 	case r.nYes >= e.quorum:
 		rerr := r.roundError(op, ErrValiditySpent, e.nodes, word)
 		rerr.Spent = r.elapsed
