@@ -46,15 +46,15 @@ func (g Grant) Revoke() {
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	round := e.newRound()
-	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Round: round}, ttl)
+	id := e.newRoundID()
+	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Round: id}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
-	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: round}
-	g, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
+	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: id}
+	g, rerr := e.verdict(r, RoundAcquire)
 	if rerr == nil {
-		t := r.tally
+		t := r.round
 		g.revoke = func() {
 			<-t.settled
 			e.rollback(undo, t.maybeWrote())
@@ -67,7 +67,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	// rollback, and describe the failure with every answer in: the reply
 	// names each node and tells "taken" from "sick" on all of them.
 	r.drain()
-	rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
+	rerr = e.judgeAgain(r, RoundAcquire, rerr)
 	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr
 }

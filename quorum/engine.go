@@ -3,7 +3,6 @@ package quorum
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -21,7 +20,7 @@ type Engine struct {
 
 	allIdx        []int // 0..N-1
 	health        []*health
-	stopHealth    chan struct{}
+	stop          context.CancelFunc // ends the health monitors
 	monitors      sync.WaitGroup
 	hadQuorum     atomic.Bool
 	everHadQuorum atomic.Bool
@@ -57,12 +56,14 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 	random := make([]byte, 8)
 	_, _ = rand.Read(random)
 	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o, roundPrefix: newRoundPrefix(random),
-		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes)), stopHealth: make(chan struct{})}
+		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes))}
 	e.window.Store(int64(e.PaddedTTL(o.MaxTTL)))
 	for i := range e.allIdx {
 		e.allIdx[i] = i
 	}
-	e.watchHealth()
+	ctx, stop := context.WithCancel(context.Background())
+	e.stop = stop
+	e.watchHealth(ctx)
 	return e, nil
 }
 
@@ -91,7 +92,7 @@ func (e *Engine) MaxTTL() time.Duration { return e.opts.MaxTTL }
 
 // Close stops the health monitors and closes every node.
 func (e *Engine) Close() error {
-	close(e.stopHealth)
+	e.stop()
 	e.monitors.Wait()
 	var first error
 	for _, n := range e.nodes {
@@ -130,54 +131,4 @@ func (e *Engine) checkTTL(ttl time.Duration) error {
 		return ErrTTLTooLong
 	}
 	return nil
-}
-
-// answer is one node's reply in a round; node indexes the round's targets.
-type answer struct {
-	node  int
-	reply Reply
-}
-
-// duplicateError answers for a node that is another node's server under a
-// second address: nothing is sent there, so no server votes twice.
-type duplicateError struct{ of string }
-
-func (d *duplicateError) Error() string {
-	return "same server as " + d.of + " (same run_id): not counted; list each server once"
-}
-
-// errDown answers for a node the health monitor knows is down: the round
-// does not wait for it, and nothing was sent there.
-var errDown = errors.New("down")
-
-// send queues op on the nodes idx names (nil: all) with one deadline,
-// without a goroutine per node. The channel is buffered to the number of
-// targets, so a node answering after the round stopped listening never
-// blocks. A node known to be down answers errDown at once; a node that
-// fails otherwise than by a timeout gets its health checked now.
-func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
-	if idx == nil {
-		idx = e.allIdx
-	}
-	ch := make(chan answer, len(idx))
-	sent := time.Now()
-	for j, i := range idx {
-		if err := e.health[i].unsendable(); err != nil {
-			ch <- answer{node: j, reply: Reply{Err: err}}
-			continue
-		}
-		e.nodes[i].Do(op, deadline, func(r Reply) {
-			if e.opts.observer != nil {
-				e.opts.observer(e.nodes[i].Addr(), time.Since(sent), r.Err)
-			}
-			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
-				var rerr *ReplyError
-				if !errors.As(r.Err, &rerr) {
-					e.nudgeCheck(i)
-				}
-			}
-			ch <- answer{node: j, reply: r}
-		})
-	}
-	return ch
 }

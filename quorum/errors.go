@@ -36,6 +36,42 @@ var (
 	ErrNoNodes = errors.New("quorum: no nodes")
 )
 
+// RoundKind is what a round did: it names the round in errors and says
+// what a node's "no" meant.
+type RoundKind uint8
+
+// The kinds of round.
+const (
+	RoundAcquire RoundKind = iota + 1
+	RoundExtend
+	RoundRelease
+	RoundDelete
+	RoundRead
+	RoundFence
+	RoundScan
+)
+
+var roundKinds = [...]struct{ name, done, no string }{
+	RoundAcquire: {"acquire", "acquired", "taken"},
+	RoundExtend:  {"extend", "extended", "not held"},
+	RoundRelease: {"release", "released", "not held"},
+	RoundDelete:  {"delete", "answered", "absent"},
+	RoundRead:    {"read", "agreed", ""},
+	RoundFence:   {"fence", "agreed", "not raised"},
+	RoundScan:    {"scan", "agreed", ""},
+}
+
+func (k RoundKind) String() string { return roundKinds[k].name }
+
+// negative is the reason a quorum of definite "no" answers gives: the
+// normal answer for a contended acquire, or a lock the caller lost.
+func (k RoundKind) negative() error {
+	if k == RoundAcquire {
+		return ErrTaken
+	}
+	return ErrNotHeld
+}
+
 // NodeError is one backend's part in a failed round.
 type NodeError struct {
 	Addr string
@@ -64,7 +100,7 @@ func describe(err error) string {
 // RoundError reports a round that did not succeed: why (Reason, a sentinel),
 // how many nodes agreed, and what each other node said.
 type RoundError struct {
-	Op     string        // "acquire", "release", "extend", "read", "delete"
+	Op     RoundKind     // what the round did
 	Reason error         // ErrTaken, ErrNotHeld, ErrNoQuorum or ErrValiditySpent
 	Votes  int           // nodes that agreed
 	Nodes  int           // N
@@ -75,16 +111,12 @@ type RoundError struct {
 	NodeErrs *multierror.Error
 }
 
-func (e *RoundError) Error() string { return "quorum: " + e.Op + " " + e.Detail() }
+func (e *RoundError) Error() string { return "quorum: " + e.Op.String() + " " + e.Detail() }
 
 // Detail is the one-line description used in RESP error replies, e.g.
 // "2/5 acquired, need 3: 127.0.0.1:7001: timeout; 127.0.0.1:7002: taken".
 func (e *RoundError) Detail() string {
-	verb := map[string]string{"acquire": "acquired", "release": "released", "extend": "extended", "delete": "answered"}[e.Op]
-	if verb == "" {
-		verb = "agreed"
-	}
-	s := fmt.Sprintf("%d/%d %s, need %d", e.Votes, e.Nodes, verb, e.Quorum)
+	s := fmt.Sprintf("%d/%d %s, need %d", e.Votes, e.Nodes, roundKinds[e.Op].done, e.Quorum)
 	if errors.Is(e.Reason, ErrValiditySpent) {
 		s += fmt.Sprintf(", but the round took %s and left too little validity", e.Spent.Round(time.Millisecond))
 	}
@@ -138,3 +170,44 @@ next:
 		e.NodeErrs.Errors = append(e.NodeErrs.Errors, err)
 	}
 }
+
+// roundError describes a failed round of kind, which says what a "no" means per node.
+func (t *round) roundError(kind RoundKind, reason error) *RoundError {
+	negative := roundKinds[kind].no
+	var errs *multierror.Error
+	for i, v := range t.votes {
+		switch v {
+		case no:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(negative)})
+		case failed, skipped:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.errs[i]})
+		case quarantined:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+		case pending:
+			if t.hopeless != nil && t.hopeless[i] {
+				// Could never count, so the round did not wait for it: the
+				// quarantine is the cause, not the wait.
+				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+				continue
+			}
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString("not waited for: the round was decided without it")})
+		}
+	}
+	if errs != nil {
+		errs.ErrorFormat = oneLine
+	}
+	return &RoundError{Op: kind, Reason: reason, Votes: t.nYes, Nodes: len(t.votes), Quorum: t.quorum, NodeErrs: errs}
+}
+
+// quarantineWhy says why node i's "yes" could not count.
+func (t *round) quarantineWhy(i int) string {
+	if t.why != nil {
+		return t.why(i)
+	}
+	return "quarantined: it may have lost locks"
+}
+
+// errString is a plain per-node reason such as "taken".
+type errString string
+
+func (e errString) Error() string { return string(e) }

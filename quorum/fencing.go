@@ -16,7 +16,7 @@ import (
 // marked and a quorum is reachable, this is a new deployment: the nodes are
 // marked as they are. One repair runs at a time per engine; engines that
 // repair the same node at once do no harm (raises only go up).
-func (e *Engine) tendCounters() {
+func (e *Engine) tendCounters(ctx context.Context) {
 	if !e.checkedAll.Load() || !e.repairing.TryLock() {
 		return
 	}
@@ -41,7 +41,7 @@ func (e *Engine) tendCounters() {
 	if len(unmarked) == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.NodeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 10*e.opts.NodeTimeout)
 	defer cancel()
 	if len(intact) == 0 {
 		// A new deployment is marked whole, once every reachable node votes:
@@ -124,7 +124,7 @@ func (e *Engine) unrepaired() *multierror.Error {
 // younger than the window (an older one may hold locks). Backends already
 // marked for their current run are left as they are: another replica with
 // the same word got there first.
-func (e *Engine) bootstrap() {
+func (e *Engine) bootstrap(ctx context.Context) {
 	if e.allIntact() {
 		e.opts.logger.Info("initial_cluster_state=new: every backend already carries its current run's deployment marker; nothing to mark")
 		return
@@ -153,7 +153,7 @@ func (e *Engine) bootstrap() {
 		}
 		unmarked = append(unmarked, i)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*e.opts.NodeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, 10*e.opts.NodeTimeout)
 	defer cancel()
 	for _, i := range unmarked {
 		h := e.health[i]

@@ -43,7 +43,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	if err != nil {
 		return Grant{}, err
 	}
-	g, rerr := e.verdict(r, "acquire", ErrTaken, "taken")
+	g, rerr := e.verdict(r, RoundAcquire)
 	voted := rerr == nil // a failure after the vote (levelling, fencing) is described as it is
 	if voted {
 		rerr = e.levelHolds(r, key, owner)
@@ -53,7 +53,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
 	if rerr == nil {
-		t := r.tally
+		t := r.round
 		g.revoke = func() {
 			<-t.settled
 			e.rollback(undo, t.granted())
@@ -64,7 +64,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	defer r.unlock()
 	r.drain()
 	if !voted {
-		rerr = e.judgeAgain(r, "acquire", ErrTaken, "taken", rerr)
+		rerr = e.judgeAgain(r, RoundAcquire, rerr)
 	}
 	// Only nodes that said they granted give a hold back: on a node that did
 	// not answer, the hold may be one the owner already had.
@@ -72,11 +72,11 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr
 	}
-	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.tally)}
+	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.round)}
 }
 
 // granted lists the nodes whose answer says the round's hold was added.
-func (t *tally) granted() []int {
+func (t *round) granted() []int {
 	var idx []int
 	for j, rep := range t.replies {
 		if rep.Err == nil && rep.OK {
@@ -112,7 +112,7 @@ func (e *Engine) levelHolds(r *timedRound, key, owner string) *RoundError {
 		level += t.nYes
 	}
 	if level < e.quorum {
-		rerr := r.roundError("acquire", ErrNoQuorum, e.nodes, "taken")
+		rerr := r.roundError(RoundAcquire, ErrNoQuorum)
 		rerr.Votes = level
 		return rerr
 	}
@@ -132,7 +132,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 		}
 	}
 	if intact < e.quorum {
-		rerr := r.roundError("acquire", ErrNoQuorum, e.nodes, "taken")
+		rerr := r.roundError(RoundAcquire, ErrNoQuorum)
 		rerr.addNodeErrs(e.unrepaired())
 		rerr.Votes = intact
 		return Grant{}, rerr
@@ -147,7 +147,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 	}
 	if raised < e.quorum {
 		t.drain()
-		rerr := t.roundError("fence", ErrNoQuorum, e.nodes, "not raised")
+		rerr := t.roundError(RoundFence, ErrNoQuorum)
 		rerr.Votes = raised
 		rerr.addNodeErrs(e.unrepaired())
 		return Grant{}, rerr
@@ -155,7 +155,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 	t.finish(func() {})
 	r.elapsed = time.Since(r.start)
 	if g.Validity = r.ttl - r.elapsed; g.Validity <= e.opts.MinValidity {
-		rerr := r.roundError("acquire", ErrValiditySpent, e.nodes, "taken")
+		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
 		rerr.Spent = r.elapsed
 		return Grant{}, rerr
 	}
@@ -165,7 +165,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 // holderWait is, from the PTTLs the taken nodes reported, how long until
 // enough of them expire that a quorum could be free, in the holder's terms:
 // the backends' TTLs are padded for drift, the holder's window is not.
-func (e *Engine) holderWait(t *tally) time.Duration {
+func (e *Engine) holderWait(t *round) time.Duration {
 	var ttls []int64
 	for j, v := range t.votes {
 		if v == no && t.replies[j].N > 0 {
@@ -235,7 +235,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		}
 	}
 	noQuorum := func() error {
-		rerr := t.roundError("release", ErrNoQuorum, e.nodes, "not held")
+		rerr := t.roundError(RoundRelease, ErrNoQuorum)
 		rerr.Votes = len(answered) - len(notHeld)
 		if len(notHeld) > len(e.nodes)-e.quorum {
 			rerr.Reason = ErrNotHeld
@@ -320,7 +320,7 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 		values = append(values, n)
 	}
 	if len(values) < e.quorum {
-		rerr := t.roundError("read", ErrNoQuorum, e.nodes, "")
+		rerr := t.roundError(RoundRead, ErrNoQuorum)
 		rerr.Votes = len(values)
 		rerr.addNodeErrs(e.unrepaired())
 		return 0, rerr

@@ -56,7 +56,7 @@ func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, e
 	}
 	if scanned < e.quorum {
 		errs.ErrorFormat = oneLine
-		return nil, &RoundError{Op: "scan", Reason: ErrNoQuorum, Votes: scanned, Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: errs}
+		return nil, &RoundError{Op: RoundScan, Reason: ErrNoQuorum, Votes: scanned, Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: errs}
 	}
 	keys := make([]string, 0, len(seen))
 	for k, lock := range seen {

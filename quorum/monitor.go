@@ -10,7 +10,7 @@ import (
 // watchHealth starts one monitor per node and records what each node says
 // when it connects. It runs a first check of every node before returning, so
 // the engine knows its backends' ages, records and counters before it serves.
-func (e *Engine) watchHealth() {
+func (e *Engine) watchHealth(ctx context.Context) {
 	for i, n := range e.nodes {
 		h := &health{nudge: make(chan struct{}, 1)}
 		e.health[i] = h
@@ -21,14 +21,14 @@ func (e *Engine) watchHealth() {
 	for i := range e.nodes {
 		first.Add(1)
 		e.monitors.Add(1)
-		go e.monitor(i, &first)
+		go e.monitor(ctx, i, &first)
 	}
 	first.Wait()
 	e.checkedAll.Store(true)
 	if e.opts.newDeployment && e.opts.Quarantine {
-		e.bootstrap()
+		e.bootstrap(ctx)
 	}
-	e.tendCounters()
+	e.tendCounters(ctx)
 	for i := range e.nodes {
 		e.noteVoting(i)
 	}
@@ -105,14 +105,14 @@ func (e *Engine) findDuplicates() {
 }
 
 // monitor checks node i every health interval, and with backoff while it
-// is down, until the engine closes.
-func (e *Engine) monitor(i int, first *sync.WaitGroup) {
+// is down, until ctx ends (the engine closed).
+func (e *Engine) monitor(ctx context.Context, i int, first *sync.WaitGroup) {
 	defer e.monitors.Done()
 	h, n := e.health[i], e.nodes[i]
 	backoff := e.opts.HealthInterval
 	for {
 		wasUp := h.snapshotUp()
-		e.check(i)
+		e.check(ctx, i)
 		up := h.snapshotUp()
 		if first != nil {
 			if !up {
@@ -122,7 +122,7 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 			first = nil
 			wasUp = up // the first check sets the state; it does not change it
 		} else {
-			e.tendCounters()
+			e.tendCounters(ctx)
 		}
 		switch {
 		case up:
@@ -142,7 +142,7 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 		e.noteQuorum() // also catches a quarantine ending
 		timer := time.NewTimer(backoff)
 		select {
-		case <-e.stopHealth:
+		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-h.nudge:
@@ -154,18 +154,18 @@ func (e *Engine) monitor(i int, first *sync.WaitGroup) {
 
 // check reads node i's identity, writes this engine's max-TTL record on it
 // and reads the record back, and records the outcome.
-func (e *Engine) check(i int) {
+func (e *Engine) check(ctx context.Context, i int) {
 	h, n := e.health[i], e.nodes[i]
-	ctx, cancel := context.WithTimeout(context.Background(), e.opts.NodeTimeout)
+	ictx, cancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 	defer cancel()
 	start := time.Now()
-	info, err := n.Info(ctx)
+	info, err := n.Info(ictx)
 	var rerr *ReplyError
 	answered := err == nil || errors.As(err, &rerr) // a Redis error reply: up, identity unknown
 	recorded := false
 	if err == nil {
 		e.learn(i, info)
-		rctx, rcancel := context.WithTimeout(context.Background(), e.opts.NodeTimeout)
+		rctx, rcancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 		var record time.Duration
 		if record, err = n.Record(rctx, e.PaddedTTL(e.opts.MaxTTL)); err == nil {
 			e.raiseWindow(i, record)

@@ -111,7 +111,7 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 		}
 		merr.Errors = append(merr.Errors, &NodeError{Addr: n.Addr(), Err: err})
 	}
-	return &RoundError{Op: "read", Reason: ErrNoQuorum, Votes: len(answers), Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: merr}
+	return &RoundError{Op: RoundRead, Reason: ErrNoQuorum, Votes: len(answers), Nodes: len(e.nodes), Quorum: e.quorum, NodeErrs: merr}
 }
 
 // majorityEntry builds the answer for the entry id names from the nodes

@@ -19,7 +19,7 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 	t.collect()
 	var rerr error
 	if t.nYes < e.quorum {
-		rerr = t.roundError("release", t.failure(ErrNotHeld), e.nodes, "not held")
+		rerr = t.roundError(RoundRelease, t.failure(RoundRelease))
 	}
 	t.finish(unlock)
 	return rerr
@@ -39,7 +39,7 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
 // without such a key fails with ErrNotHeld.
 func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRound()}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID()}, ttl)
 }
 
 // extend runs an extend round of op with Extend's rules.
@@ -48,7 +48,7 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 	if err != nil {
 		return Grant{}, err
 	}
-	g, rerr := e.verdict(r, "extend", ErrNotHeld, "not held")
+	g, rerr := e.verdict(r, RoundExtend)
 	r.finish(r.unlock)
 	if rerr != nil {
 		return Grant{}, rerr
@@ -66,7 +66,7 @@ func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
 	t := e.start(nil, Op{Kind: OpDel, Key: key}, e.opts.NodeTimeout, false)
 	t.drain()
 	if t.nYes+t.nNo < e.quorum {
-		rerr := t.roundError("delete", ErrNoQuorum, e.nodes, "absent")
+		rerr := t.roundError(RoundDelete, ErrNoQuorum)
 		rerr.Votes = t.nYes + t.nNo
 		return false, rerr
 	}

@@ -2,36 +2,16 @@ package quorum
 
 import (
 	"context"
-	"encoding/hex"
-	"strconv"
+	"errors"
+	"syscall"
 	"time"
 )
 
-type arrivalKey struct{}
-
-// WithArrival returns ctx carrying the moment the caller's request arrived
-// (read off the client's socket). Acquire and extend rounds measure the
-// validity they leave from it, so time spent queued before the round
-// started counts against the caller's window. Without it they measure from
-// their own call.
-func WithArrival(ctx context.Context, t time.Time) context.Context {
-	return context.WithValue(ctx, arrivalKey{}, t)
-}
-
-func arrival(ctx context.Context) time.Time {
-	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
-		return t
-	}
-	return time.Now()
-}
-
-// newRound returns an id no other round of any engine shares: this
-// engine's random prefix and a sequence number.
-func (e *Engine) newRound() string {
-	return e.roundPrefix + "." + strconv.FormatUint(e.roundSeq.Add(1), 36)
-}
-
-func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }
+// A round sends one single-node operation to many nodes at once and counts
+// their yes/no answers: start sends, collect waits until the outcome is
+// decided, drain until every node answered, finish frees the (key, value)
+// slot once the stragglers are in. Acquire and extend rounds (timed.go)
+// judge the votes by the validity left; the others by the votes alone.
 
 // lateGrace is how long past a round's deadline the engine still waits for
 // a node's late answer before a rollback: a node answers by its own deadline
@@ -41,12 +21,14 @@ func (e *Engine) lateGrace() time.Duration { return e.opts.NodeTimeout + 500*tim
 // start sends op to the nodes idx names (nil: all) with a deadline timeout
 // from now. With counting, a "yes" counts only from a node out of restart
 // quarantine.
-func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *tally {
+func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *round {
 	if idx == nil {
 		idx = e.allIdx
 	}
-	deadline := time.Now().Add(timeout)
-	t := newTally(e.send(idx, op, deadline), len(idx), e.quorum, deadline, e.lateGrace())
+	deadline, n := time.Now().Add(timeout), len(idx)
+	t := &round{ch: e.send(idx, op, deadline), votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n),
+		quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()), settled: make(chan struct{}),
+		addr: func(j int) string { return e.nodes[idx[j]].Addr() }}
 	if counting {
 		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
 		t.why = func(j int) string {
@@ -63,70 +45,215 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	return t
 }
 
-// timedRound is an acquire or extend round: it carries a TTL, so it is
-// padded, bounded by the lock timeout, and judged by the validity left.
-type timedRound struct {
-	*tally
-	unlock  func()
-	ttl     time.Duration
-	start   time.Time // the request's arrival: the caller's window opened then
-	elapsed time.Duration
+// vote is one node's answer to a yes/no step of a round.
+type vote uint8
+
+const (
+	pending     vote = iota // not answered yet
+	yes                     // did it (set, deleted, extended)
+	no                      // definitely did not (key absent or held by another value)
+	failed                  // error or timeout: unknown whether it did
+	skipped                 // known down: nothing was sent
+	quarantined             // did it, but may not count: restarted recently
+)
+
+// round counts the votes of a yes/no round. Votes are fixed when the round
+// decides or its deadline passes; answers that come later are still waited
+// for (arrived), so nothing in flight outlives a rollback or the owner's slot.
+type round struct {
+	ch               <-chan answer
+	addr             func(i int) string // node i's address, for errors
+	votes            []vote
+	errs             []error
+	replies          []Reply // every answer that arrived, late ones too
+	quorum           int
+	nYes, nNo, nFail int
+	arrived          int
+	deadline, giveUp time.Time
+	// counts, when set, says whether node i's "yes" may count now (restart
+	// quarantine); hopeless marks nodes that could not count when sent to.
+	counts   func(i int) bool
+	why      func(i int) string // why node i could not count, for errors
+	hopeless []bool
+	// settled is closed once every node answered (or gave up) after the
+	// round was handed to finish.
+	settled chan struct{}
 }
 
-// startTimed waits for op's (key, value) slot, sends op (an acquire or
-// extend) with the padded TTL to every node and collects votes until the
-// round is decided.
-func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*timedRound, error) {
-	if err := e.checkTTL(ttl); err != nil {
-		return nil, err
+func (t *round) add(a answer) {
+	t.arrived++
+	t.replies[a.node] = a.reply
+	if t.votes[a.node] != pending {
+		return // too late to count
 	}
-	start := arrival(ctx)
-	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
-	if err != nil {
-		return nil, err
-	}
-	if spent := time.Since(start); ttl-spent <= e.opts.MinValidity {
-		// Queued past the caller's window: send nothing (an extend sent now
-		// could shorten a lock while its reply says it failed).
-		unlock()
-		return nil, &RoundError{Op: opName(op.Kind), Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: spent}
-	}
-	op.TTL = e.PaddedTTL(ttl)
-	op.Pad = op.TTL - ttl
-	t := e.start(nil, op, e.lockTimeout(ttl), true)
-	t.collect()
-	return &timedRound{tally: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start)}, nil
-}
-
-// verdict grants the round if Q nodes agreed with more than the minimum
-// validity left; otherwise it says why not. negative is the reason for a
-// quorum of definite "no" votes, and word how each such node is described.
-func (e *Engine) verdict(r *timedRound, op string, negative error, word string) (Grant, *RoundError) {
 	switch {
-	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity:
-		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, nil
-	case r.nYes >= e.quorum:
-		rerr := r.roundError(op, ErrValiditySpent, e.nodes, word)
-		rerr.Spent = r.elapsed
-		return Grant{}, rerr
+	case errors.Is(a.reply.Err, errDown):
+		t.votes[a.node], t.errs[a.node] = skipped, a.reply.Err
+		t.nFail++
+	case a.reply.Err != nil:
+		t.votes[a.node], t.errs[a.node] = failed, a.reply.Err
+		t.nFail++
+	case a.reply.OK && t.counts != nil && (t.hopeless[a.node] || !t.counts(a.node)):
+		// A node that could not count when the round was sent never counts
+		// in it: the round was judged without it.
+		t.votes[a.node] = quarantined
+		t.nFail++
+	case a.reply.OK:
+		t.votes[a.node] = yes
+		t.nYes++
+	default:
+		t.votes[a.node] = no
+		t.nNo++
 	}
-	return Grant{}, r.roundError(op, r.failure(negative), e.nodes, word)
 }
 
-// judgeAgain describes a failed round once every answer is in: late answers
-// may sharpen the reason (taken rather than sick) and name every node, but a
-// round that failed never becomes a grant, however its late votes fall.
-func (e *Engine) judgeAgain(r *timedRound, op string, negative error, word string, first *RoundError) *RoundError {
-	if first.Reason == ErrValiditySpent {
-		return first
+// decided: the outcome can no longer change, either way.
+func (t *round) decided() bool {
+	open := 0
+	for i, v := range t.votes {
+		if v == pending && (t.hopeless == nil || !t.hopeless[i]) {
+			open++
+		}
 	}
-	return r.roundError(op, r.failure(negative), e.nodes, word)
+	return t.nYes >= t.quorum || t.nYes+open < t.quorum
 }
 
-// opName is how errors name the round an op starts.
-func opName(k OpKind) string {
-	if k == OpSetNX || k == OpHashAcquire {
-		return "acquire"
+// collect reads answers until the round is decided or its deadline passes;
+// then nodes that did not answer count as failed.
+func (t *round) collect() {
+	if t.decided() {
+		return
 	}
-	return "extend"
+	timer := time.NewTimer(time.Until(t.deadline))
+	defer timer.Stop()
+	for !t.decided() {
+		select {
+		case a := <-t.ch:
+			t.add(a)
+		case <-timer.C:
+			for i, v := range t.votes {
+				if v == pending {
+					t.votes[i], t.errs[i] = failed, context.DeadlineExceeded
+					t.nFail++
+				}
+			}
+			return
+		}
+	}
+}
+
+// drain waits for every node's answer, counting those still countable, so
+// that nothing in flight lands after what the caller does next. It gives up
+// at lastWait, for a node that broke its promise to answer by its deadline.
+func (t *round) drain() {
+	if t.arrived == len(t.votes) {
+		return
+	}
+	timer := time.NewTimer(time.Until(t.giveUp))
+	defer timer.Stop()
+	for t.arrived < len(t.votes) {
+		select {
+		case a := <-t.ch:
+			t.add(a)
+		case <-timer.C:
+			t.collect() // counts any still pending as failed
+			return
+		}
+	}
+}
+
+// finish frees the (key, value) slot once every node of the round answered.
+// A round decided early replies at once, but its stragglers keep the slot in
+// the background, so no later round of the same owner overlaps them.
+func (t *round) finish(unlock func()) {
+	if t.arrived == len(t.votes) {
+		unlock()
+		close(t.settled)
+		return
+	}
+	go func() {
+		t.drain()
+		unlock()
+		close(t.settled)
+	}()
+}
+
+// failure is the reason a round that did not reach quorum failed: a quorum of
+// definite "no" answers is a normal negative (taken / not held), anything
+// else means the service could not decide.
+func (t *round) failure(kind RoundKind) error {
+	if t.nNo > len(t.votes)-t.quorum {
+		return kind.negative()
+	}
+	return ErrNoQuorum
+}
+
+// maybeWrote lists the nodes where the round's write may have landed: not
+// those that said no, and not those whose failure shows nothing was sent
+// (a refused connection, a node known down, a duplicate).
+func (t *round) maybeWrote() []int {
+	var idx []int
+	for i, v := range t.votes {
+		if v == yes || v == quarantined || v == failed && !neverSent(t.errs[i]) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// neverSent reports whether a node's error shows the operation never left.
+func neverSent(err error) bool {
+	var dup *duplicateError
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, errDown) || errors.Is(err, ErrClosed) ||
+		errors.Is(err, syscall.ENOENT) || errors.As(err, &dup)
+}
+
+// answer is one node's reply in a round; node indexes the round's targets.
+type answer struct {
+	node  int
+	reply Reply
+}
+
+// duplicateError answers for a node that is another node's server under a
+// second address: nothing is sent there, so no server votes twice.
+type duplicateError struct{ of string }
+
+func (d *duplicateError) Error() string {
+	return "same server as " + d.of + " (same run_id): not counted; list each server once"
+}
+
+// errDown answers for a node the health monitor knows is down: the round
+// does not wait for it, and nothing was sent there.
+var errDown = errors.New("down")
+
+// send queues op on the nodes idx names (nil: all) with one deadline,
+// without a goroutine per node. The channel is buffered to the number of
+// targets, so a node answering after the round stopped listening never
+// blocks. A node known to be down answers errDown at once; a node that
+// fails otherwise than by a timeout gets its health checked now.
+func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
+	if idx == nil {
+		idx = e.allIdx
+	}
+	ch := make(chan answer, len(idx))
+	sent := time.Now()
+	for j, i := range idx {
+		if err := e.health[i].unsendable(); err != nil {
+			ch <- answer{node: j, reply: Reply{Err: err}}
+			continue
+		}
+		e.nodes[i].Do(op, deadline, func(r Reply) {
+			if e.opts.observer != nil {
+				e.opts.observer(e.nodes[i].Addr(), time.Since(sent), r.Err)
+			}
+			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
+				var rerr *ReplyError
+				if !errors.As(r.Err, &rerr) {
+					e.nudgeCheck(i)
+				}
+			}
+			ch <- answer{node: j, reply: r}
+		})
+	}
+	return ch
 }
