@@ -72,6 +72,37 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	return Grant{}, rerr
 }
 
+// Extend sets the TTL of key to ttl (padded for drift) on every node where it
+// holds value. Like Acquire it needs Q agreeing nodes and more than the minimum
+// validity left; unlike Acquire it rolls nothing back: a partly extended lock
+// only delays other owners until its TTL. Errors as for Release, plus
+// ErrValiditySpent.
+func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value}, ttl)
+}
+
+// Overwrite sets key to value with ttl (padded) on every node where key is
+// a lock (a string with a TTL), whoever holds it: SET XX PX, by which
+// ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
+// without such a key fails with ErrNotHeld.
+func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+}
+
+// extend runs an extend round of op with Extend's rules.
+func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
+	r, err := e.startTimed(ctx, op, ttl)
+	if err != nil {
+		return Grant{}, err
+	}
+	g, rerr := e.verdict(r, RoundExtend)
+	r.finish(r.unlock)
+	if rerr != nil {
+		return Grant{}, rerr
+	}
+	return g, nil // nothing to revoke: see Grant.Revoke
+}
+
 // rollback undoes an acquire on the given nodes with op (deleting what its
 // own round wrote, or giving up one hold of a hash lock) and waits for all
 // of them. It owes nothing to the caller's context: it completes even when
@@ -100,4 +131,71 @@ func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("its rollback failed (" + describe(t.errs[j]) + "): the key expires with its TTL")})
 	}
 	return errs
+}
+
+// timedRound is an acquire or extend round: it carries a TTL, so it is
+// padded, bounded by the lock timeout, and judged by the validity left.
+type timedRound struct {
+	*round
+	unlock  func()
+	ttl     time.Duration
+	start   time.Time // the request's arrival: the caller's window opened then
+	elapsed time.Duration
+}
+
+// startTimed waits for op's (key, value) slot, sends op (an acquire or
+// extend) with the padded TTL to every node and collects votes until the
+// round is decided.
+func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*timedRound, error) {
+	if err := e.checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	start := arrival(ctx)
+	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
+	if err != nil {
+		return nil, err
+	}
+	if spent := time.Since(start); ttl-spent <= e.opts.MinValidity {
+		// Queued past the caller's window: send nothing (an extend sent now
+		// could shorten a lock while its reply says it failed).
+		unlock()
+		return nil, &RoundError{Op: kindOf(op.Kind), Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: spent}
+	}
+	op.TTL = e.PaddedTTL(ttl)
+	op.Pad = op.TTL - ttl
+	t := e.start(nil, op, e.lockTimeout(ttl), true)
+	t.collect()
+	return &timedRound{round: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start)}, nil
+}
+
+// verdict grants the round if Q nodes agreed with more than the minimum
+// validity left; otherwise it says why not.
+func (e *Engine) verdict(r *timedRound, kind RoundKind) (Grant, *RoundError) {
+	switch {
+	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity:
+		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, nil
+	case r.nYes >= e.quorum:
+		rerr := r.roundError(kind, ErrValiditySpent)
+		rerr.Spent = r.elapsed
+		return Grant{}, rerr
+	}
+	return Grant{}, r.roundError(kind, r.failure(kind))
+}
+
+// judgeAgain describes a failed round once every answer is in: late answers
+// may sharpen the reason (taken rather than sick) and name every node, but a
+// round that failed never becomes a grant, however its late votes fall.
+func (e *Engine) judgeAgain(r *timedRound, kind RoundKind, first *RoundError) *RoundError {
+	if first.Reason == ErrValiditySpent {
+		return first
+	}
+	return r.roundError(kind, r.failure(kind))
+}
+
+// kindOf is the kind of round an op starts.
+func kindOf(k OpKind) RoundKind {
+	if k == OpSetNX || k == OpHashAcquire {
+		return RoundAcquire
+	}
+	return RoundExtend
 }

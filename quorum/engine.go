@@ -3,8 +3,10 @@ package quorum
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"math"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,12 +125,44 @@ func (e *Engine) lockTimeout(ttl time.Duration) time.Duration {
 	return min(e.opts.NodeTimeout, time.Duration(float64(ttl)*e.opts.TimeoutFactor))
 }
 
+// checkTTL is the one check of a lock's TTL against the engine's limits.
 func (e *Engine) checkTTL(ttl time.Duration) error {
+	te := &TTLError{TTL: ttl, Min: e.MinTTL(), Max: e.opts.MaxTTL, MinValidity: e.opts.MinValidity, TimeoutFactor: e.opts.TimeoutFactor}
 	switch {
 	case ttl <= 0:
-		return ErrInvalidTTL
+		te.Reason = ErrInvalidTTL
 	case ttl > e.opts.MaxTTL:
-		return ErrTTLTooLong
+		te.Reason = ErrTTLTooLong
+	case ttl < te.Min:
+		te.Reason = ErrTTLTooShort
+	default:
+		return nil
 	}
-	return nil
+	return te
 }
+
+type arrivalKey struct{}
+
+// WithArrival returns ctx carrying the moment the caller's request arrived
+// (read off the client's socket). Acquire and extend rounds measure the
+// validity they leave from it, so time spent queued before the round
+// started counts against the caller's window. Without it they measure from
+// their own call.
+func WithArrival(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, arrivalKey{}, t)
+}
+
+func arrival(ctx context.Context) time.Time {
+	if t, ok := ctx.Value(arrivalKey{}).(time.Time); ok {
+		return t
+	}
+	return time.Now()
+}
+
+// newRoundID returns an id no other round of any engine shares: this
+// engine's random prefix and a sequence number.
+func (e *Engine) newRoundID() string {
+	return e.roundPrefix + "." + strconv.FormatUint(e.roundSeq.Add(1), 36)
+}
+
+func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }

@@ -32,9 +32,36 @@ var (
 	ErrInvalidTTL = errors.New("quorum: ttl must be positive")
 	// ErrTTLTooLong: a TTL above the engine's maximum (WithMaxTTL).
 	ErrTTLTooLong = errors.New("quorum: ttl exceeds the maximum")
+	// ErrTTLTooShort: a TTL below MinTTL, which no round could grant.
+	ErrTTLTooShort = errors.New("quorum: ttl below the minimum")
 	// ErrNoNodes: New was given no nodes.
 	ErrNoNodes = errors.New("quorum: no nodes")
 )
+
+// TTLError is a lock TTL outside what the engine grants; Reason is
+// ErrInvalidTTL, ErrTTLTooLong or ErrTTLTooShort. Its text is written for
+// the client that asked.
+type TTLError struct {
+	TTL, Min, Max time.Duration
+	MinValidity   time.Duration
+	TimeoutFactor float64
+	Reason        error
+}
+
+func (e *TTLError) Error() string {
+	ms := e.TTL.Milliseconds()
+	switch e.Reason {
+	case ErrTTLTooLong:
+		return fmt.Sprintf("lock TTL %d ms exceeds max_ttl %d ms", ms, e.Max.Milliseconds())
+	case ErrTTLTooShort:
+		return fmt.Sprintf("lock TTL %d ms can never be granted: a lock must outlast min_validity (%d ms) and give "+
+			"each backend a millisecond to answer at timeout_factor %g; ask for at least %d ms", ms,
+			e.MinValidity.Milliseconds(), e.TimeoutFactor, e.Min.Milliseconds())
+	}
+	return fmt.Sprintf("lock TTL %d ms must be positive", ms)
+}
+
+func (e *TTLError) Unwrap() error { return e.Reason }
 
 // RoundKind is what a round did: it names the round in errors and says
 // what a node's "no" meant.
