@@ -68,6 +68,6 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		}
 		c.wr.WriteInt(boolInt(existed))
 	default:
-		c.writeErr(respError(fmt.Sprintf("ERR wrong number of arguments for 'redlock|%s' command", string(sub))))
+		c.writeErr(errWrongArity("redlock|" + string(sub)))
 	}
 }

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"fmt"
-	"strings"
 )
 
 // command is one entry of the dispatch table.
@@ -85,26 +84,26 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		// Before AUTH a peer is anyone: it gets a few answers (its handshake
 		// and AUTH), not unbounded work.
 		if c.preAuth++; c.preAuth > maxPreAuthCommands {
-			c.wr.WriteError(fmt.Sprintf("ERR more than %d commands before AUTH; closing the connection", maxPreAuthCommands))
+			c.writeErr(respError(fmt.Sprintf("ERR more than %d commands before AUTH; closing the connection", maxPreAuthCommands)))
 			c.quit = true
 			return
 		}
 	}
 	switch {
 	case cmd == nil:
-		c.wr.WriteError(unknownCommand(args))
+		c.writeErr(unknownCommand(args))
 		return
 	case cmd.arity > 0 && len(args) != cmd.arity, cmd.arity < 0 && len(args) < -cmd.arity:
-		c.wr.WriteError(replyText(errWrongArity(cmd.name)))
+		c.writeErr(errWrongArity(cmd.name))
 		return
 	case !c.authed && cmd.flags&flagNoAuth == 0:
-		c.wr.WriteError(string(errNoAuth))
+		c.writeErr(errNoAuth)
 		return
 	case !c.allowed(cmd, args):
-		c.wr.WriteError(string(errNoPerm))
+		c.writeErr(errNoPerm)
 		return
 	case c.proto == 2 && c.subCount() > 0 && !subscribedOnly[cmd.name]:
-		c.wr.WriteError(errSubscribed(cmd.name))
+		c.writeErr(errSubscribed(cmd.name))
 		return
 	}
 	c.lastCmd.Store(cmd)
@@ -117,7 +116,7 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		if r := recover(); r != nil {
 			s.logPanic("command panicked", r, "command", cmd.name)
 			c.wr.SetBuffer(c.wr.Buffer()[:mark]) // drop a half-written reply
-			c.wr.WriteError(fmt.Sprintf("ERR internal error in '%s'; the proxy logged it", cmd.name))
+			c.writeErr(respError(fmt.Sprintf("ERR internal error in '%s'; the proxy logged it", cmd.name)))
 		}
 	}()
 	cmd.handler(c, args)
@@ -140,29 +139,4 @@ func (s *Server) lookup(name []byte) *command {
 		lower[i] = c
 	}
 	return s.cmds[string(lower)]
-}
-
-// unknownCommand is Redis's text for an unknown command, which clients match
-// on (ioredis and rueidis fall back from HELLO by it), plus a hint.
-func unknownCommand(args [][]byte) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with: ", truncate(args[0], 128))
-	budget := 128
-	for _, a := range args[1:] {
-		if budget <= 0 {
-			break
-		}
-		t := truncate(a, budget)
-		budget -= len(t)
-		fmt.Fprintf(&b, "'%s' ", t)
-	}
-	b.WriteString("(redlock-proxy serves lock commands only)")
-	return oneLine(b.String())
-}
-
-func truncate(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-	}
-	return string(b)
 }

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/tidwall/redcon"
-
-	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // client is one connection and its session state. Its commands run one
@@ -99,39 +97,20 @@ func (c *client) serve() {
 	}
 }
 
-// request is one command being answered: the connection's session plus the
-// writer its reply goes to, which is the connection's own, or a buffer of
-// its own when it runs beside other commands of a pipeline. Its ctx carries
-// the moment the command arrived (quorum.WithArrival).
-type request struct {
-	*client
-	ctx     context.Context
-	arrived time.Time
-	wr      *redcon.Writer
-	mark    int // where its reply starts in wr
-
-	grantsMu sync.Mutex
-	grants   []quorum.Grant // what its reply says was granted
-}
-
-func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {
-	return &request{client: c, ctx: quorum.WithArrival(c.ctx, arrived), arrived: arrived, wr: wr, mark: len(wr.Buffer())}
-}
-
 // readFailed answers a malformed or oversized request before the connection
 // closes; a closed or timed-out connection gets nothing.
 func (c *client) readFailed(err error) {
-	var msg string
+	var reply error
 	switch {
 	case errors.Is(err, errRequestTooLarge):
-		msg = "ERR Protocol error: request larger than max_request_size"
+		reply = respError("ERR Protocol error: request larger than max_request_size")
 	case strings.HasPrefix(err.Error(), "Protocol error"): // redcon's parse errors
-		msg = "ERR " + err.Error()
+		reply = respError("ERR " + err.Error())
 	default:
 		return
 	}
 	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
-	c.wr.WriteError(msg)
+	c.wr.WriteError(replyText(reply))
 	_ = c.wr.Flush()
 }
 

@@ -21,10 +21,14 @@ var (
 	errNoAuth        = respError("NOAUTH Authentication required.")
 	errWrongPass     = respError("WRONGPASS invalid username-password pair or user is disabled.")
 	errNoPassword    = respError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+	errNoPerm        = respError("NOPERM this user has no permissions to access one of the keys used as arguments")
+	errChannelPerm   = respError("NOPERM this user has no permissions to access one of the channels used as arguments")
 	errNoScript      = respError("NOSCRIPT No matching script. Please use EVAL.")
 	errMaxClients    = respError("ERR max number of clients reached")
 	errClusterOff    = respError("ERR This instance has cluster support disabled")
 	errDBIndex       = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
+	errWrongType     = respError("WRONGTYPE Operation against a key holding the wrong kind of value")
+	errNeedTTL       = respError("ERR a lock needs a TTL: SET key value NX PX <ms> (a lock without expiry is never freed if its owner dies; operators may set default_ttl)")
 	errLockWriteOnly = respError("ERR redlock-proxy takes SET only as a lock command: SET key value NX PX <ms> (or EX <s>) to acquire, " +
 		"SET key value XX PX <ms> to overwrite a lock, SET key value IFEQ value PX <ms> to renew; plain SET, KEEPTTL and GET would bypass the lock protocol")
 )
@@ -37,18 +41,56 @@ func errWrongArity(name string) error {
 	return respError(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
 }
 
+func errForceRelease(what string) error {
+	return respError(fmt.Sprintf("ERR %s is disabled here (allow_force_release: false): release a lock with its owner's compare-and-delete script", what))
+}
+
+func errSubscribed(name string) error {
+	return respError(fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name))
+}
+
+func unknownSubcommand(sub []byte, cmd string) error {
+	return respError(fmt.Sprintf("ERR unknown subcommand '%s'. Try %s HELP.", truncate(sub, 128), cmd))
+}
+
+func unknownScript(sha string) error {
+	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises and never forwards "+
+		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
+}
+
+// unknownCommand is Redis's text for an unknown command, which clients match
+// on (ioredis and rueidis fall back from HELLO by it), plus a hint.
+func unknownCommand(args [][]byte) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with: ", truncate(args[0], 128))
+	budget := 128
+	for _, a := range args[1:] {
+		if budget <= 0 {
+			break
+		}
+		t := truncate(a, budget)
+		budget -= len(t)
+		fmt.Fprintf(&b, "'%s' ", t)
+	}
+	b.WriteString("(redlock-proxy serves lock commands only)")
+	return respError(b.String())
+}
+
 // replyText maps any error a handler meets to one RESP error line, starting
-// with an upper-case code.
+// with an upper-case code. Every error reply the proxy writes goes through it.
 func replyText(err error) string {
 	var (
 		re   respError
 		rerr *quorum.RoundError
+		terr *quorum.TTLError
 	)
 	switch {
 	case errors.As(err, &re):
 		return oneLine(string(re))
 	case errors.As(err, &rerr):
 		return oneLine("NOQUORUM " + rerr.Detail())
+	case errors.As(err, &terr):
+		return oneLine("ERR " + terr.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "ERR request cancelled: " + oneLine(err.Error())
 	}
@@ -61,4 +103,11 @@ func oneLine(s string) string {
 		return s
 	}
 	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+	}
+	return string(b)
 }

@@ -117,10 +117,3 @@ func (s *Server) infoRedlock() string {
 		s.engine.Nodes(), s.engine.Quorum(), usable, boolInt(usable >= s.engine.Quorum()), s.engine.MaxTTL().Milliseconds(),
 		s.engine.QuarantineWindow().Milliseconds(), nodes.String())
 }
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -7,18 +7,21 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
+// multiOp is what node-redlock's multi-resource script does to every key.
+type multiOp uint8
+
+const (
+	multiAcquire multiOp = iota + 1
+	multiExtend
+	multiRelease
+)
+
 // allKeys runs node-redlock's multi-resource scripts, one quorum round per
 // key: acquire takes every key or none (those taken by this call are
 // released again when one is held elsewhere, and the whole call must leave
 // the client more than the minimum validity); extend needs every key held;
 // release counts the keys it freed.
-func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value string, ttl time.Duration) {
-	if kind != scriptReleaseAll {
-		if err := s.checkTTL(ttl); err != nil {
-			c.writeErr(err)
-			return
-		}
-	}
+func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, ttl time.Duration) {
 	var done []string
 	for _, k := range keys {
 		key := string(k)
@@ -28,13 +31,13 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 			err error
 		)
 		switch kind {
-		case scriptAcquireAll:
+		case multiAcquire:
 			g, err = s.engine.Acquire(c.ctx, key, value, ttl)
 			s.track(c, kindAcquire, start, g, err)
-		case scriptExtendAll:
+		case multiExtend:
 			g, err = s.engine.Extend(c.ctx, key, value, ttl)
 			s.track(c, kindExtend, start, g, err)
-		case scriptReleaseAll:
+		case multiRelease:
 			err = s.engine.Release(c.ctx, key, value)
 			s.metrics.observe(kindRelease, start, err, 0)
 			if errors.Is(err, quorum.ErrNotHeld) {
@@ -42,7 +45,7 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 			}
 		}
 		if err != nil {
-			if kind == scriptAcquireAll {
+			if kind == multiAcquire {
 				s.releaseAll(c, done, value)
 			}
 			if errors.Is(err, quorum.ErrTaken) || errors.Is(err, quorum.ErrNotHeld) {
@@ -54,7 +57,7 @@ func (s *Server) allKeys(c *request, kind scriptKind, keys [][]byte, value strin
 		}
 		done = append(done, key)
 	}
-	if kind == scriptAcquireAll && ttl-time.Since(c.arrived) <= s.engine.MinValidity() {
+	if kind == multiAcquire && ttl-time.Since(c.arrived) <= s.engine.MinValidity() {
 		s.releaseAll(c, done, value)
 		c.writeErr(respError("NOQUORUM the keys were acquired one by one, but that took longer than the lock's TTL allows; released"))
 		return

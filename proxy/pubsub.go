@@ -18,8 +18,6 @@ const (
 	maxSubscriptions = 1024 // channels and patterns of one connection
 )
 
-var errChannelPerm = respError("NOPERM this user has no permissions to access one of the channels used as arguments")
-
 // maxPendingPushes is how many messages may wait for a slow subscriber
 // before its connection is closed (Redis's pubsub output buffer limit).
 const maxPendingPushes = 1024
@@ -229,7 +227,3 @@ func (s *Server) cmdPublish(c *request, args [][]byte) {
 // subscribedOnly is what a RESP2 connection may run while subscribed.
 var subscribedOnly = map[string]bool{"subscribe": true, "psubscribe": true, "unsubscribe": true,
 	"punsubscribe": true, "ping": true, "quit": true, "reset": true}
-
-func errSubscribed(name string) string {
-	return fmt.Sprintf("ERR Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context", name)
-}

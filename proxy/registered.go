@@ -17,32 +17,22 @@ type Script struct {
 // ScriptMeanings are the meanings a registered script can have.
 var ScriptMeanings = map[string]scriptKind{"release": scriptRelease, "extend": scriptExtend, "acquire": scriptAcquire}
 
-// registered is a Script resolved for the registry.
-type registered struct {
-	kind            scriptKind
-	key, owner, ttl int
-}
-
+// register makes each registered script a spec: its meaning's, with the
+// operator's positions.
 func (r *scriptRegistry) register(scripts []Script) {
-	r.custom = make(map[string]registered, len(scripts))
+	r.custom = make(map[string]*spec, len(scripts))
 	for _, s := range scripts {
-		if kind, ok := ScriptMeanings[s.Meaning]; ok {
-			r.custom[strings.ToLower(s.SHA1)] = registered{kind: kind, key: orDefault(s.Key, 1), owner: orDefault(s.Owner, 1), ttl: orDefault(s.TTL, 2)}
+		kind, ok := ScriptMeanings[s.Meaning]
+		if !ok {
+			continue
 		}
+		sp := specFor("", kind)
+		sp.key, sp.owner = key(orDefault(s.Key, 1)), arg(orDefault(s.Owner, 1))
+		if kind != scriptRelease {
+			sp.ttl = arg(orDefault(s.TTL, 2))
+		}
+		r.custom[strings.ToLower(s.SHA1)] = sp
 	}
-}
-
-// remap moves a registered script's key, owner and TTL to the places the
-// built-in meanings read them from: KEYS[1], ARGV[1], ARGV[2].
-func (g registered) remap(keys, argv [][]byte) (k, a [][]byte, ok bool) {
-	if g.key > len(keys) || g.owner > len(argv) || g.kind != scriptRelease && g.ttl > len(argv) {
-		return nil, nil, false
-	}
-	a = [][]byte{argv[g.owner-1]}
-	if g.kind != scriptRelease {
-		a = append(a, argv[g.ttl-1])
-	}
-	return [][]byte{keys[g.key-1]}, a, true
 }
 
 func orDefault(n, def int) int {

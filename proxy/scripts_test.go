@@ -17,7 +17,7 @@ func TestKnownSHAs(t *testing.T) {
 		"c3f8721cbb97f72bc19e972846bd7aaf91901658", // redis-py release
 	} {
 		var r scriptRegistry
-		if kind, ok := r.bySHA("", sha); !ok || kind != scriptRelease {
+		if sp, ok := r.bySHA("", sha); !ok || sp.kind != scriptRelease {
 			t.Errorf("%s is not known as a release", sha)
 		}
 	}
@@ -71,8 +71,8 @@ func TestClientSHAs(t *testing.T) {
 		"df51f6837dcfe303d334e6abea9aeae192bab216": scriptReleaseAll,      // @sesamecare-oss/redlock release
 	} {
 		var r scriptRegistry
-		if kind, ok := r.bySHA("", sha); !ok || kind != want {
-			t.Errorf("%s = %v, %v; want %v", sha, kind, ok, want)
+		if sp, ok := r.bySHA("", sha); !ok || sp.kind != want {
+			t.Errorf("%s = %v, %v; want %v", sha, sp, ok, want)
 		}
 	}
 }
@@ -100,13 +100,17 @@ func TestRecognise(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var r scriptRegistry
-		sha, kind, ok := r.recognise("", tt.text)
+		sha, sp, ok := r.recognise("", tt.text)
+		var kind scriptKind
+		if ok {
+			kind = sp.kind
+		}
 		if ok != (tt.want != 0) || kind != tt.want {
 			t.Errorf("recognise(%q) = %v, %v; want %v\nnormalised: %s", tt.text, kind, ok, tt.want, normalizeScript(tt.text))
 			continue
 		}
 		if ok {
-			if k, found := r.bySHA("", sha); !found || k != kind {
+			if k, found := r.bySHA("", sha); !found || k.kind != kind {
 				t.Errorf("%q: its SHA1 was not remembered", tt.text)
 			}
 		}
@@ -171,8 +175,24 @@ func FuzzNormalizeScript(f *testing.F) {
 			b.WriteString(tok)
 		}
 		var r scriptRegistry
-		if _, kind, ok := r.recognise("", b.String()); !ok || kind != scriptRelease {
+		if _, sp, ok := r.recognise("", b.String()); !ok || sp.kind != scriptRelease {
 			t.Fatalf("not recognised as a release:\n%s\nnormalised: %s", b.String(), normalizeScript(b.String()))
 		}
 	})
+}
+
+// Every kind of script has a layout, a meaning and a name, so no script
+// the registry resolves can reach runScript without them.
+func TestEveryKindHasALayoutAndAMeaning(t *testing.T) {
+	for kind := scriptRelease; kind <= scriptSpringDeleteNotify; kind++ {
+		if _, ok := layouts[kind]; !ok {
+			t.Errorf("kind %d has no layout", kind)
+		}
+		if meanings[kind] == nil {
+			t.Errorf("kind %d (%v) has no meaning", kind, kind)
+		}
+		if kind.String() == "" {
+			t.Errorf("kind %d has no name", kind)
+		}
+	}
 }

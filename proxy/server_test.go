@@ -95,7 +95,7 @@ func TestIdleTimeoutClosesConnection(t *testing.T) {
 }
 
 func TestUnknownCommandText(t *testing.T) {
-	got := unknownCommand(args("FOO", "a", strings.Repeat("b", 200)))
+	got := replyText(unknownCommand(args("FOO", "a", strings.Repeat("b", 200))))
 	want := "ERR unknown command 'FOO', with args beginning with: 'a' '" + strings.Repeat("b", 127) + "' (redlock-proxy serves lock commands only)"
 	if got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)

@@ -14,8 +14,6 @@ type User struct {
 	Admin    bool
 }
 
-var errNoPerm = respError("NOPERM this user has no permissions to access one of the keys used as arguments")
-
 // authenticate finds the user a password opens. The default user is the
 // requirepass one, with every key and admin rights.
 func (s *Server) authenticate(name string, pass []byte) (*User, error) {

@@ -107,3 +107,41 @@ func equalFold(b []byte, s string) bool {
 	}
 	return true
 }
+
+// parseMillis reads a TTL argument in ms; anything but a positive integer
+// that fits a time.Duration gets Redis's "invalid expire time in '<cmd>'
+// command", as a script's own SET or PEXPIRE would.
+func parseMillis(arg []byte, cmd string) (time.Duration, error) {
+	ms, err := strconv.ParseInt(string(arg), 10, 64)
+	if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+		return 0, errInvalidExpire(cmd)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// splitScriptArgs splits EVAL's numkeys key... arg... as Redis does.
+func splitScriptArgs(rest [][]byte) (keys, argv [][]byte, err error) {
+	numKeys, perr := strconv.Atoi(string(rest[0]))
+	switch {
+	case perr != nil:
+		return nil, nil, errNotInteger
+	case numKeys < 0:
+		return nil, nil, respError("ERR Number of keys can't be negative")
+	case numKeys > len(rest)-1:
+		return nil, nil, respError("ERR Number of keys can't be greater than number of args")
+	}
+	return rest[1 : 1+numKeys], rest[1+numKeys:], nil
+}
+
+// operands are a lock script's arguments, typed, taken from where its
+// spec (scriptbook.go) says they are.
+type operands struct {
+	key, owner       string
+	ttl              time.Duration // the TTL or lease
+	token            string        // Redisson RFencedLock's token counter key
+	channel, message string        // what to publish on a release, and where
+	latch            string        // Redisson's unlock latch key, kept latchTTL
+	latchTTL         time.Duration
+	absentReleased   bool     // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
+	keys, argv       [][]byte // all of them (after a database index), for the multi-key scripts
+}

@@ -1,0 +1,183 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// The lock operations handlers share: each runs its rounds, records them
+// (metrics, and grants for settle) and writes the reply in the shape its
+// caller's client expects. TTL limits are the engine's (quorum.TTLError).
+
+// release answers 1 when a quorum deleted the owner's value, "no" when the
+// caller did not hold it on a majority; it reports whether it released.
+func (s *Server) release(c *request, key, value string, no falseReply) (released bool) {
+	start := time.Now()
+	err := s.engine.Release(c.ctx, key, value)
+	s.metrics.observe(kindRelease, start, err, 0)
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+		return true
+	case errors.Is(err, quorum.ErrNotHeld) && no == falseMissing:
+		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && !e.Found {
+			c.wr.WriteInt(-1)
+			return false
+		}
+		c.wr.WriteInt(0)
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.writeFalse(no)
+	default:
+		c.writeErr(err)
+	}
+	return false
+}
+
+// releaseNotify releases, and tells the waiters on channel (one the caller
+// named, so checked against its prefix) with message when it did.
+func (s *Server) releaseNotify(c *request, key, value, channel, message string) {
+	if !c.owns([]byte(channel)) || len(channel) > maxChannelLen {
+		c.writeErr(errChannelPerm)
+		return
+	}
+	if s.release(c, key, value, falseNil) {
+		s.bus.Notify(channel, message)
+	}
+}
+
+// extend answers 1 when a quorum took the new TTL, "no" when the caller did
+// not hold the lock on a majority. With orAcquire (redsync's touch with
+// SetNX), a lock nobody holds is taken again instead: 1 either way, "no"
+// when another owner has it.
+func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) {
+	start := time.Now()
+	g, err := s.engine.Extend(c.ctx, key, value, ttl)
+	s.track(c, kindExtend, start, g, err)
+	if orAcquire && errors.Is(err, quorum.ErrNotHeld) {
+		start = time.Now()
+		g, err = s.engine.Acquire(c.ctx, key, value, ttl)
+		s.track(c, kindAcquire, start, g, err)
+	}
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld), errors.Is(err, quorum.ErrTaken):
+		c.writeFalse(no)
+	default:
+		c.writeErr(err)
+	}
+}
+
+// extendBy adds to the TTL the owner holds on a quorum now (redis-py's
+// extend without replace_ttl): 0 when the caller does not hold the lock.
+func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
+	e, err := s.engine.Read(c.ctx, key)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !e.Found || e.Value != value || e.TTL < 0:
+		c.wr.WriteInt(0)
+	default:
+		s.extend(c, key, value, e.TTL+add, false, falseZero)
+	}
+}
+
+// renewSet runs an extend round for a SET that renews (IFEQ) or overwrites
+// (XX) a lock: OK, or nil when no quorum held it.
+func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error)) {
+	start := time.Now()
+	g, err := round(c.ctx, req.Key, req.Value, req.TTL)
+	s.track(c, kindExtend, start, g, err)
+	switch {
+	case err == nil:
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.writeNull()
+	default:
+		c.writeErr(err)
+	}
+}
+
+// obtain is bsm/redislock's obtain: +OK when acquired, or when the caller
+// already holds the lock with this very value (its TTL is then renewed);
+// nil when another owner has it. With integer (Spring's obtain), yes is 1.
+func (s *Server) obtain(c *request, key, value string, ttl time.Duration, integer bool) {
+	start := time.Now()
+	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
+	s.track(c, kindAcquire, start, g, err)
+	if errors.Is(err, quorum.ErrTaken) {
+		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && e.Found && e.Value == value {
+			start = time.Now()
+			g, err = s.engine.Extend(c.ctx, key, value, ttl)
+			s.track(c, kindExtend, start, g, err)
+		}
+	}
+	switch {
+	case err == nil && integer:
+		c.wr.WriteInt(1)
+	case err == nil:
+		c.wr.WriteString("OK")
+	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):
+		c.writeNull()
+	default:
+		c.writeErr(err)
+	}
+}
+
+// acquireOne is a registered acquire script: 1 when acquired, 0 when taken.
+func (s *Server) acquireOne(c *request, key, value string, ttl time.Duration) {
+	start := time.Now()
+	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
+	s.track(c, kindAcquire, start, g, err)
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrTaken):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
+}
+
+// ownerPTTL answers the remaining TTL in ms when value holds key on a
+// quorum, else -3 (bsm/redislock's pttl script).
+func (s *Server) ownerPTTL(c *request, key, value string) {
+	start := time.Now()
+	e, err := s.engine.Read(c.ctx, key)
+	s.metrics.observe(kindRead, start, err, 0)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !e.Found || e.Value != value:
+		c.wr.WriteInt(-3)
+	case e.TTL < 0:
+		c.wr.WriteInt(-1)
+	default:
+		c.wr.WriteInt64(e.TTL.Milliseconds())
+	}
+}
+
+// forceRelease deletes key whoever holds it, as DEL does, and tells the
+// waiters on channel message when a quorum had it; what names the command
+// in the refusal when force release is off. ok is false when it wrote an
+// error reply instead.
+func (s *Server) forceRelease(c *request, what, key, channel, message string) (existed, ok bool) {
+	if !s.opts.allowForceRelease {
+		c.writeErr(errForceRelease(what))
+		return false, false
+	}
+	start := time.Now()
+	existed, err := s.engine.ForceRelease(c.ctx, key)
+	s.metrics.observe(kindForceRelease, start, err, 0)
+	if err != nil {
+		c.writeErr(err)
+		return false, false
+	}
+	if existed && channel != "" {
+		s.bus.Notify(channel, message)
+	}
+	return existed, true
+}

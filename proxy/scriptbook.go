@@ -1,0 +1,222 @@
+package proxy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The script book: for every lock script the proxy runs, a spec of what it
+// means (its kind) and where its KEYS and ARGV hold the lock key, the owner,
+// the TTL and the rest. Specs come from one layout per kind, with the
+// per-SHA1 differences of some client versions on top; operator-registered
+// scripts are specs with their own positions (registered.go). EVAL and
+// EVALSHA read a script's operands through its spec (operands, below) and
+// run its kind's meaning (scriptcmds.go).
+
+// scriptKind is what a recognised script means as a lock operation.
+type scriptKind uint8
+
+const (
+	scriptRelease                scriptKind = iota + 1 // KEYS[1], ARGV[1] owner: compare-and-delete, 1/0
+	scriptExtend                                       // KEYS[1], ARGV[1] owner, ARGV[2] ms: compare-and-PEXPIRE, 1/0
+	scriptExtendPy                                     // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
+	scriptReleaseMissing                               // redsync: as scriptRelease, but -1 when the key is missing
+	scriptExtendOrAcquire                              // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
+	scriptObtain                                       // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
+	scriptOwnerPTTL                                    // bsm/redislock: the owner\'s PTTL in ms, else -3
+	scriptAcquireAll                                   // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
+	scriptExtendAll                                    // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
+	scriptReleaseAll                                   // node-redlock: KEYS holding ARGV[1] deleted; how many
+	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptHashAcquire                                  // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
+	scriptFencedAcquire                                // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
+	scriptFencedTryAcquire                             // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
+	scriptHashRelease                                  // Redisson unlock: KEYS[1] lock, KEYS[2] channel (KEYS[3] latch); ARGV[1] message, [2] lease, [3] owner; 1, 0 or nil
+	scriptHashExtend                                   // Redisson renewal: KEYS[1], ARGV[1] lease ms, ARGV[2] owner; 1/0
+	scriptHashExtendAll                                // Redisson batched renewal: KEYS[i] for owner ARGV[i+1], ARGV[1] lease ms; array of 1/0
+	scriptForceUnlock                                  // Redisson forceUnlock: KEYS[1] deleted, ARGV[1] published on KEYS[2]; 1/0
+	scriptSpringObtain                                 // Spring: KEYS[1] for ARGV[1], ARGV[2] ms, re-obtaining one's own; true (1) or false (nil)
+	scriptSpringRelease                                // Spring: compare-and-UNLINK; true/false
+	scriptSpringReleaseNotify                          // Spring with pub/sub: as scriptSpringRelease, then KEYS[1] published on ARGV[2]
+	scriptSpringRenew                                  // Spring: compare-and-PEXPIRE, ARGV[2] ms; true/false
+	scriptSpringReleaseNotifyKey                       // Spring 6.4.8-6.5.x pub/sub: as scriptSpringReleaseNotify, the channel in KEYS[2]
+	scriptSpringDeleteNotify                           // Spring 5.5.7-6.1.2 pub/sub: KEYS[1] deleted whoever holds it (checked by GET before), published on ARGV[1]; true/false
+)
+
+func (k scriptKind) String() string {
+	return map[scriptKind]string{scriptRelease: "release", scriptExtend: "extend", scriptExtendPy: "extend (add or replace)",
+		scriptReleaseMissing: "release (-1 when missing)", scriptExtendOrAcquire: "extend or acquire",
+		scriptObtain: "obtain", scriptOwnerPTTL: "owner's pttl",
+		scriptAcquireAll: "acquire all keys", scriptExtendAll: "extend all keys", scriptReleaseAll: "release all keys",
+		scriptAcquire: "acquire", scriptHashAcquire: "reentrant acquire", scriptFencedAcquire: "fenced acquire",
+		scriptFencedTryAcquire: "fenced try-acquire", scriptHashRelease: "reentrant release", scriptHashExtend: "reentrant extend",
+		scriptHashExtendAll: "reentrant extend of many keys", scriptForceUnlock: "force unlock",
+		scriptSpringObtain: "obtain (true/false)", scriptSpringRelease: "release (true/false)",
+		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
+		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)"}[k]
+}
+
+// pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
+type pos struct {
+	inKeys bool
+	i      int
+}
+
+func key(i int) pos { return pos{inKeys: true, i: i} }
+func arg(i int) pos { return pos{i: i} }
+
+func (p pos) String() string {
+	if p.inKeys {
+		return fmt.Sprintf("KEYS[%d]", p.i)
+	}
+	return fmt.Sprintf("ARGV[%d]", p.i)
+}
+
+// spec is one script's meaning and the places of its operands.
+type spec struct {
+	kind     scriptKind
+	key      pos    // the lock key
+	owner    pos    // the owner value
+	ttl      pos    // the TTL or lease in ms
+	ttlCmd   string // the command an invalid TTL is blamed on, as the script's own call would be: "set" or "pexpire"
+	token    pos    // the fencing token counter (Redisson's RFencedLock)
+	channel  pos    // where a release is published
+	message  pos    // what is published
+	latch    pos    // Redisson's unlock latch key (3.24+)
+	latchTTL pos    // and its TTL in ms
+	// dbFirst: ARGV[1] is a database index the script SELECTs
+	// (@sesamecare-oss/redlock); the ARGV places count after it.
+	dbFirst bool
+	// ownerPerKey: ARGV[i+1] is the owner of KEYS[i] (Redisson's batched renewal).
+	ownerPerKey bool
+	// absentReleased: unlocking a missing lock answers 1 (Redisson 3.10.0-3.10.5).
+	absentReleased bool
+}
+
+// layouts is each kind's spec as the clients' own scripts have it.
+var layouts = map[scriptKind]spec{
+	scriptRelease:                {key: key(1), owner: arg(1)},
+	scriptReleaseMissing:         {key: key(1), owner: arg(1)},
+	scriptExtend:                 {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptExtendPy:               {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptExtendOrAcquire:        {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptObtain:                 {key: key(1), owner: arg(1), ttl: arg(3), ttlCmd: "set"},
+	scriptOwnerPTTL:              {key: key(1), owner: arg(1)},
+	scriptAcquireAll:             {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "set"},
+	scriptExtendAll:              {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "set"},
+	scriptReleaseAll:             {key: key(1), owner: arg(1)},
+	scriptAcquire:                {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "set"},
+	scriptHashAcquire:            {key: key(1), owner: arg(2), ttl: arg(1), ttlCmd: "pexpire"},
+	scriptFencedAcquire:          {key: key(1), token: key(2), owner: arg(2), ttl: arg(1), ttlCmd: "pexpire"},
+	scriptFencedTryAcquire:       {key: key(1), token: key(2), owner: arg(2), ttl: arg(1), ttlCmd: "pexpire"},
+	scriptHashRelease:            {key: key(1), channel: key(2), message: arg(1), ttl: arg(2), ttlCmd: "pexpire", owner: arg(3)},
+	scriptHashExtend:             {key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2)},
+	scriptHashExtendAll:          {key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), ownerPerKey: true},
+	scriptForceUnlock:            {key: key(1), channel: key(2), message: arg(1)},
+	scriptSpringObtain:           {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptSpringRelease:          {key: key(1), owner: arg(1)},
+	scriptSpringReleaseNotify:    {key: key(1), owner: arg(1), channel: arg(2), message: key(1)},
+	scriptSpringRenew:            {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptSpringReleaseNotifyKey: {key: key(1), owner: arg(1), channel: key(2), message: key(1)},
+	scriptSpringDeleteNotify:     {key: key(1), channel: arg(1), message: key(1)},
+}
+
+// versionSpecs are the SHA1s whose layout differs from their kind's.
+var versionSpecs = map[string]func(*spec){
+	sha1Hex(redissonUnlock):    func(s *spec) { s.latch, s.latchTTL = key(3), arg(5) }, // 3.24+: ARGV[4] is the publish command
+	sha1Hex(redissonUnlock310): func(s *spec) { s.absentReleased = true },
+	sha1Hex(sesamecareAcquire): func(s *spec) { s.dbFirst = true },
+	sha1Hex(sesamecareExtend):  func(s *spec) { s.dbFirst = true },
+	sha1Hex(sesamecareRelease): func(s *spec) { s.dbFirst = true },
+}
+
+// specFor is the spec of a known script: its kind's layout, with the
+// differences of its version.
+func specFor(sha string, kind scriptKind) *spec {
+	s := layouts[kind]
+	s.kind = kind
+	if f := versionSpecs[sha]; f != nil {
+		f(&s)
+	}
+	return &s
+}
+
+// book is every known script's spec by SHA1: EVALSHA works for them on a
+// fresh replica without a NOSCRIPT round trip.
+var book = func() map[string]*spec {
+	m := map[string]*spec{}
+	for text, kind := range knownTexts {
+		sha := sha1Hex(text)
+		m[sha] = specFor(sha, kind)
+	}
+	for sha, kind := range knownSHAsOnly {
+		m[sha] = specFor(sha, kind)
+	}
+	return m
+}()
+
+// places lists the positions a spec reads.
+func (s *spec) places() []pos {
+	return []pos{s.key, s.owner, s.ttl, s.token, s.channel, s.message, s.latch, s.latchTTL}
+}
+
+// operands reads a script call's operands from where s says they are, with
+// one check of the KEYS and ARGV counts and one parse of each TTL.
+func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
+	if s.dbFirst {
+		if len(argv) < 1 || string(argv[0]) != "0" {
+			return operands{}, errDBIndex
+		}
+		argv = argv[1:]
+	}
+	enough := !s.ownerPerKey || len(argv) >= len(keys)+1
+	for _, p := range s.places() {
+		if p.inKeys && p.i > len(keys) || !p.inKeys && p.i > len(argv) {
+			enough = false
+		}
+	}
+	if !enough {
+		return operands{}, respError(fmt.Sprintf("ERR script %s (%s) needs %s", sha, s.kind, s.describe()))
+	}
+	at := func(p pos) string {
+		switch {
+		case p.i == 0:
+			return ""
+		case p.inKeys:
+			return string(keys[p.i-1])
+		}
+		return string(argv[p.i-1])
+	}
+	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: at(s.channel),
+		message: at(s.message), latch: at(s.latch), absentReleased: s.absentReleased, keys: keys, argv: argv}
+	var err error
+	if s.ttl.i > 0 {
+		if o.ttl, err = parseMillis(argv[s.ttl.i-1], s.ttlCmd); err != nil {
+			return operands{}, err
+		}
+	}
+	if s.latchTTL.i > 0 {
+		if o.latchTTL, err = parseMillis(argv[s.latchTTL.i-1], "set"); err != nil {
+			return operands{}, err
+		}
+	}
+	return o, nil
+}
+
+// describe says where s reads its operands, for the error a short call gets.
+func (s *spec) describe() string {
+	names := []string{"the lock key", "the owner", "the TTL in ms", "the token counter", "the channel", "the message", "the latch", "the latch TTL in ms"}
+	var parts []string
+	for i, p := range s.places() {
+		if p.i > 0 {
+			parts = append(parts, p.String()+" "+names[i])
+		}
+	}
+	if s.dbFirst {
+		parts = append([]string{"ARGV[1] the database 0, the ARGV below counted after it"}, parts...)
+	}
+	if s.ownerPerKey {
+		parts = append(parts, "an owner in ARGV for each key")
+	}
+	return strings.Join(parts, ", ")
+}
