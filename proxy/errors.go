@@ -15,18 +15,28 @@ type respError string
 func (e respError) Error() string { return string(e) }
 
 // Replies clients parse by prefix: Redis's own texts where Redis has one.
+
+// Authentication and permissions.
+var (
+	errNoAuth      = respError("NOAUTH Authentication required.")
+	errWrongPass   = respError("WRONGPASS invalid username-password pair or user is disabled.")
+	errNoPassword  = respError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
+	errNoPerm      = respError("NOPERM this user has no permissions to access one of the keys used as arguments")
+	errChannelPerm = respError("NOPERM this user has no permissions to access one of the channels used as arguments")
+)
+
+// Commands Redis has and the proxy serves otherwise, or not at all.
+var (
+	errMaxClients = respError("ERR max number of clients reached")
+	errClusterOff = respError("ERR This instance has cluster support disabled")
+	errDBIndex    = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
+	errNoScript   = respError("NOSCRIPT No matching script. Please use EVAL.")
+)
+
+// Arguments.
 var (
 	errSyntax        = respError("ERR syntax error")
 	errNotInteger    = respError("ERR value is not an integer or out of range")
-	errNoAuth        = respError("NOAUTH Authentication required.")
-	errWrongPass     = respError("WRONGPASS invalid username-password pair or user is disabled.")
-	errNoPassword    = respError("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?")
-	errNoPerm        = respError("NOPERM this user has no permissions to access one of the keys used as arguments")
-	errChannelPerm   = respError("NOPERM this user has no permissions to access one of the channels used as arguments")
-	errNoScript      = respError("NOSCRIPT No matching script. Please use EVAL.")
-	errMaxClients    = respError("ERR max number of clients reached")
-	errClusterOff    = respError("ERR This instance has cluster support disabled")
-	errDBIndex       = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
 	errWrongType     = respError("WRONGTYPE Operation against a key holding the wrong kind of value")
 	errNeedTTL       = respError("ERR a lock needs a TTL: SET key value NX PX <ms> (a lock without expiry is never freed if its owner dies; operators may set default_ttl)")
 	errLockWriteOnly = respError("ERR redlock-proxy takes SET only as a lock command: SET key value NX PX <ms> (or EX <s>) to acquire, " +

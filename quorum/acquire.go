@@ -54,13 +54,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: id}
 	g, rerr := e.verdict(r, RoundAcquire)
 	if rerr == nil {
-		t := r.round
-		g.revoke = func() {
-			<-t.settled
-			e.rollback(undo, t.maybeWrote())
-		}
-		r.finish(r.unlock)
-		return g, nil
+		return e.grant(r, g, undo, r.maybeWrote), nil
 	}
 	defer r.unlock()
 	// Wait for every node, so that nothing still in flight lands after the
@@ -101,6 +95,19 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 		return Grant{}, rerr
 	}
 	return g, nil // nothing to revoke: see Grant.Revoke
+}
+
+// grant hands out an acquire's grant: Revoke undoes the round's writes with
+// undo on the nodes where reports, once the round's stragglers are in. The
+// round's (key, value) slot is freed when they are.
+func (e *Engine) grant(r *timedRound, g Grant, undo Op, where func() []int) Grant {
+	t := r.round
+	g.revoke = func() {
+		<-t.settled
+		e.rollback(undo, where())
+	}
+	r.finish(r.unlock)
+	return g
 }
 
 // rollback undoes an acquire on the given nodes with op (deleting what its

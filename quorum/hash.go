@@ -53,13 +53,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
 	if rerr == nil {
-		t := r.round
-		g.revoke = func() {
-			<-t.settled
-			e.rollback(undo, t.granted())
-		}
-		r.finish(r.unlock)
-		return g, nil
+		return e.grant(r, g, undo, r.granted), nil
 	}
 	defer r.unlock()
 	r.drain()

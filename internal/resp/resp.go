@@ -64,10 +64,9 @@ func read(r *bufio.Reader, raw *bytes.Buffer, depth int) (Value, error) {
 	case '_':
 		v.Null = true
 	case '$', '!', '=':
-		n, perr := strconv.Atoi(body)
-		switch {
-		case perr != nil || n < -1 || n > maxBulk:
-			err = fmt.Errorf("resp: bad length %q", body)
+		var n int
+		switch n, err = count(body, 1, maxBulk); {
+		case err != nil:
 		case n == -1:
 			v.Null = true
 		default:
@@ -78,13 +77,13 @@ func read(r *bufio.Reader, raw *bytes.Buffer, depth int) (Value, error) {
 			}
 		}
 	case '*', '~', '>', '%', '|':
-		n, perr := strconv.Atoi(body)
+		per := 1
 		if kind == '%' || kind == '|' {
-			n *= 2
+			per = 2 // a map's or an attribute's pairs
 		}
-		switch {
-		case perr != nil || n < -1 || n > maxElems:
-			err = fmt.Errorf("resp: bad count %q", body)
+		var n int
+		switch n, err = count(body, per, maxElems); {
+		case err != nil:
 		case n == -1:
 			v.Null = true
 		default:
@@ -104,6 +103,18 @@ func read(r *bufio.Reader, raw *bytes.Buffer, depth int) (Value, error) {
 		}
 	}
 	return v, err
+}
+
+// count reads a length or element count (times per), -1 for null, at most limit.
+func count(body string, per, limit int) (int, error) {
+	n, err := strconv.Atoi(body)
+	if err != nil || n < -1 || n > limit/per {
+		return 0, fmt.Errorf("resp: bad length or count %q", body)
+	}
+	if n == -1 {
+		return -1, nil
+	}
+	return n * per, nil
 }
 
 // Args is a command's arguments as strings (nil when v is not an array).
