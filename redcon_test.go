@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"net"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -13,16 +11,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
 func TestLockLifecycle(t *testing.T) {
-	h := newHarness(t, 5, nil)
-	c, ctx := h.client(), t.Context()
+	h := harness.New(t, 5, nil)
+	c, ctx := h.Client(), t.Context()
 
 	if ok, err := c.SetNX(ctx, "lock:a", "tok", 30*time.Second).Result(); err != nil || !ok {
 		t.Fatalf("acquire = %v, %v", ok, err)
 	}
-	eventually(t, "the lock is not on all 5 backends", func() bool { return h.holders("lock:a", "tok") == 5 })
+	harness.Eventually(t, "the lock is not on all 5 backends", func() bool { return h.Holders("lock:a", "tok") == 5 })
 	if ok, err := c.SetNX(ctx, "lock:a", "other", 30*time.Second).Result(); err != nil || ok {
 		t.Fatalf("a second owner got %v, %v; want nil (taken)", ok, err)
 	}
@@ -37,23 +36,23 @@ func TestLockLifecycle(t *testing.T) {
 		t.Fatalf("EXISTS = %d, %v", n, err)
 	}
 
-	if v, err := c.Eval(ctx, extendScript, []string{"lock:a"}, "tok", 60000).Int(); v != 1 || err != nil {
+	if v, err := c.Eval(ctx, harness.ExtendScript, []string{"lock:a"}, "tok", 60000).Int(); v != 1 || err != nil {
 		t.Fatalf("extend = %d, %v", v, err)
 	}
 	if pttl, _ := c.PTTL(ctx, "lock:a").Result(); pttl <= 59*time.Second {
 		t.Fatalf("PTTL after extending to 60s = %v", pttl)
 	}
-	if v, err := c.Eval(ctx, extendScript, []string{"lock:a"}, "other", 60000).Int(); v != 0 || err != nil {
+	if v, err := c.Eval(ctx, harness.ExtendScript, []string{"lock:a"}, "other", 60000).Int(); v != 0 || err != nil {
 		t.Fatalf("extend by a non-owner = %d, %v", v, err)
 	}
 
-	if v, err := c.Eval(ctx, unlockScript, []string{"lock:a"}, "wrong").Int(); v != 0 || err != nil {
+	if v, err := c.Eval(ctx, harness.UnlockScript, []string{"lock:a"}, "wrong").Int(); v != 0 || err != nil {
 		t.Fatalf("unlock with a wrong value = %d, %v", v, err)
 	}
-	if n := h.holders("lock:a", "tok"); n != 5 {
+	if n := h.Holders("lock:a", "tok"); n != 5 {
 		t.Fatalf("a wrong-value unlock removed the lock from %d backends", 5-n)
 	}
-	if v, err := c.Eval(ctx, unlockScript, []string{"lock:a"}, "tok").Int(); v != 1 || err != nil {
+	if v, err := c.Eval(ctx, harness.UnlockScript, []string{"lock:a"}, "tok").Int(); v != 1 || err != nil {
 		t.Fatalf("unlock = %d, %v", v, err)
 	}
 	if err := c.Get(ctx, "lock:a").Err(); !errors.Is(err, redis.Nil) {
@@ -81,9 +80,9 @@ func TestLockLifecycle(t *testing.T) {
 }
 
 func TestEvalSHAAndScriptLoad(t *testing.T) {
-	h := newHarness(t, 3, nil)
-	c, ctx := h.client(), t.Context()
-	sha, err := c.ScriptLoad(ctx, extendScript).Result()
+	h := harness.New(t, 3, nil)
+	c, ctx := h.Client(), t.Context()
+	sha, err := c.ScriptLoad(ctx, harness.ExtendScript).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,10 +106,10 @@ func TestEvalSHAAndScriptLoad(t *testing.T) {
 }
 
 func TestKilledBackends(t *testing.T) {
-	h := newHarness(t, 5, nil)
-	c, ctx := h.client(), t.Context()
+	h := harness.New(t, 5, nil)
+	c, ctx := h.Client(), t.Context()
 	for killed := 1; killed <= 2; killed++ {
-		h.backend[killed-1].Kill()
+		h.Backend[killed-1].Kill()
 		key := fmt.Sprintf("lock:%d-down", killed)
 		if ok, err := c.SetNX(ctx, key, "tok", 10*time.Second).Result(); !ok || err != nil {
 			t.Fatalf("%d of 5 down: acquire = %v, %v", killed, ok, err)
@@ -118,24 +117,24 @@ func TestKilledBackends(t *testing.T) {
 		if ok, err := c.SetNX(ctx, key, "other", 10*time.Second).Result(); ok || err != nil {
 			t.Fatalf("%d of 5 down: contender = %v, %v; want nil", killed, ok, err)
 		}
-		if v, err := c.Eval(ctx, unlockScript, []string{key}, "tok").Int(); v != 1 || err != nil {
+		if v, err := c.Eval(ctx, harness.UnlockScript, []string{key}, "tok").Int(); v != 1 || err != nil {
 			t.Fatalf("%d of 5 down: unlock = %d, %v", killed, v, err)
 		}
 	}
 
-	h.backend[2].Kill()
-	live := h.backend[3:]
+	h.Backend[2].Kill()
+	live := h.Backend[3:]
 	err := c.SetNX(ctx, "lock:3-down", "tok", 10*time.Second).Err()
 	if err == nil || !strings.HasPrefix(err.Error(), "NOQUORUM 2/5 acquired, need 3: ") {
 		t.Fatalf("3 of 5 down: acquire = %v; want a NOQUORUM error", err)
 	}
-	for _, b := range h.backend[:3] {
+	for _, b := range h.Backend[:3] {
 		// "down" once the health monitor saw it die, "connection refused" before.
 		if !strings.Contains(err.Error(), b.Addr+": down") && !strings.Contains(err.Error(), b.Addr+": connection refused") {
 			t.Errorf("the NOQUORUM reply does not name %s as down or refused: %v", b.Addr, err)
 		}
 	}
-	if anyKey(t, live, "lock:3-down") {
+	if harness.AnyKey(t, live, "lock:3-down") {
 		t.Fatal("a partial key was left on a live backend after NOQUORUM")
 	}
 	if err := c.Get(ctx, "lock:3-down").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOQUORUM") {
@@ -143,7 +142,7 @@ func TestKilledBackends(t *testing.T) {
 	}
 
 	// Restarted (empty) backends count again.
-	for _, b := range h.backend[:3] {
+	for _, b := range h.Backend[:3] {
 		b.Restart()
 	}
 	if ok, err := c.SetNX(ctx, "lock:back", "tok", 10*time.Second).Result(); !ok || err != nil {
@@ -154,18 +153,18 @@ func TestKilledBackends(t *testing.T) {
 	for _, b := range live {
 		b.Client().ScriptFlush(ctx)
 	}
-	if v, err := c.Eval(ctx, unlockScript, []string{"lock:back"}, "tok").Int(); v != 1 || err != nil {
+	if v, err := c.Eval(ctx, harness.UnlockScript, []string{"lock:back"}, "tok").Int(); v != 1 || err != nil {
 		t.Fatalf("unlock on backends without cached scripts = %d, %v", v, err)
 	}
-	eventually(t, "the unlock left the key on a backend", func() bool { return !anyKey(t, h.backend, "lock:back") })
+	harness.Eventually(t, "the unlock left the key on a backend", func() bool { return !harness.AnyKey(t, h.Backend, "lock:back") })
 }
 
 func TestPausedBackend(t *testing.T) {
 	const nodeTimeout = 500 * time.Millisecond
-	h := newHarness(t, 5, func(c *config.Config) { c.NodeTimeout = nodeTimeout })
-	c, ctx := h.client(), t.Context()
-	h.backend[0].Pause()
-	defer h.backend[0].Resume()
+	h := harness.New(t, 5, func(c *config.Config) { c.NodeTimeout = nodeTimeout })
+	c, ctx := h.Client(), t.Context()
+	h.Backend[0].Pause()
+	defer h.Backend[0].Resume()
 
 	// Four live backends: the decision comes from them, without the paused one.
 	start := time.Now()
@@ -178,19 +177,19 @@ func TestPausedBackend(t *testing.T) {
 
 	// Two live backends hold another value: the round needs the paused
 	// backend's vote, waits for it no longer than the node timeout, and fails.
-	for _, b := range h.backend[1:3] {
+	for _, b := range h.Backend[1:3] {
 		b.Client().Set(ctx, "lock:q", "other", time.Minute)
 	}
 	start = time.Now()
 	err := c.SetNX(ctx, "lock:q", "tok", 30*time.Second).Err()
 	el := time.Since(start)
-	if err == nil || !strings.Contains(err.Error(), h.backend[0].Addr+": timeout") {
+	if err == nil || !strings.Contains(err.Error(), h.Backend[0].Addr+": timeout") {
 		t.Fatalf("acquire needing the paused backend = %v; want NOQUORUM naming its timeout", err)
 	}
 	if el < nodeTimeout || el > nodeTimeout+3*time.Second {
 		t.Fatalf("round took %v; want the node timeout %v plus the rollback", el, nodeTimeout)
 	}
-	if n := h.holders("lock:q", "tok"); n != 0 {
+	if n := h.Holders("lock:q", "tok"); n != 0 {
 		t.Fatalf("%d live backends kept the failed round's value", n)
 	}
 }
@@ -205,8 +204,8 @@ func TestNoOverlapUnderContention(t *testing.T) {
 		ttl     = 2 * time.Second
 		runFor  = 3 * time.Second
 	)
-	h := newHarness(t, 5, nil)
-	c := h.client(func(o *redis.Options) { o.PoolSize = clients; o.MinIdleConns = clients })
+	h := harness.New(t, 5, nil)
+	c := h.Client(func(o *redis.Options) { o.PoolSize = clients; o.MinIdleConns = clients })
 	ctx := t.Context()
 
 	type hold struct {
@@ -251,7 +250,7 @@ func TestNoOverlapUnderContention(t *testing.T) {
 				got := time.Now()
 				time.Sleep(time.Duration(n%5) * time.Millisecond)
 				released := time.Now()
-				if err := c.Eval(ctx, unlockScript, []string{key}, owner).Err(); err != nil {
+				if err := c.Eval(ctx, harness.UnlockScript, []string{key}, owner).Err(); err != nil {
 					mu.Lock()
 					errs = append(errs, err)
 					mu.Unlock()
@@ -299,8 +298,8 @@ func sortHolds[T any](s []T, less func(a, b T) bool) {
 }
 
 func TestPipelineInOrder(t *testing.T) {
-	h := newHarness(t, 3, nil)
-	c, ctx := h.client(), t.Context()
+	h := harness.New(t, 3, nil)
+	c, ctx := h.Client(), t.Context()
 	pipe := c.Pipeline()
 	const n = 40
 	sets := make([]*redis.BoolCmd, n)
@@ -321,64 +320,5 @@ func TestPipelineInOrder(t *testing.T) {
 		if sets[i].Val() != wantSet || echoes[i].Val() != fmt.Sprint("e", i) || gets[i].Val() != wantGet {
 			t.Fatalf("reply %d out of order: set=%v echo=%q get=%q", i, sets[i].Val(), echoes[i].Val(), gets[i].Val())
 		}
-	}
-}
-
-func TestRedisCLI(t *testing.T) {
-	if _, err := exec.LookPath("redis-cli"); err != nil {
-		t.Fatal("redis-cli not found on PATH: install redis-tools (.ci/run does this)")
-	}
-	h := newHarness(t, 5, nil)
-	host, port, _ := net.SplitHostPort(h.addr)
-	cli := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command("redis-cli", append([]string{"-h", host, "-p", port}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("redis-cli %q: %v: %s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
-	if got := cli("SET", "lock:a", "tok", "NX", "PX", "30000"); got != "OK" {
-		t.Fatalf("redis-cli acquire: %q", got)
-	}
-	if got := cli("SET", "lock:a", "other", "NX", "PX", "30000"); got != "" {
-		t.Fatalf("redis-cli second owner: %q; want nil (empty)", got)
-	}
-	if got := cli("EVAL", unlockScript, "1", "lock:a", "tok"); got != "1" {
-		t.Fatalf("redis-cli unlock: %q", got)
-	}
-	if got := cli("PING"); got != "PONG" {
-		t.Fatalf("redis-cli PING: %q", got)
-	}
-	if got := cli("INFO", "replication"); !strings.Contains(got, "role:master") {
-		t.Fatalf("redis-cli INFO replication: %q", got)
-	}
-	// redis-cli -3 speaks RESP3 (HELLO 3 first).
-	if got := cli("-3", "SET", "lock:r3", "tok", "NX", "PX", "30000"); got != "OK" {
-		t.Fatalf("redis-cli -3 acquire: %q", got)
-	}
-	if got := cli("-3", "SET", "lock:r3", "other", "NX", "PX", "30000"); got != "" {
-		t.Fatalf("redis-cli -3 second owner: %q", got)
-	}
-	if got := cli("-3", "CLIENT", "INFO"); !strings.Contains(got, "resp=3") {
-		t.Fatalf("redis-cli -3 did not get RESP3: %q", got)
-	}
-}
-
-// TestEmbeddedMode is the README's first command: no backends configured.
-func TestEmbeddedMode(t *testing.T) {
-	h := newHarness(t, 0, nil)
-	c, ctx := h.client(), t.Context()
-	if got := h.app.engine.Nodes(); got != 5 {
-		t.Fatalf("embedded backends = %d, want 5", got)
-	}
-	if ok, err := c.SetNX(ctx, "lock:a", "tok", 30*time.Second).Result(); !ok || err != nil {
-		t.Fatalf("acquire = %v, %v", ok, err)
-	}
-	if ok, err := c.SetNX(ctx, "lock:a", "other", 30*time.Second).Result(); ok || err != nil {
-		t.Fatalf("second owner = %v, %v", ok, err)
-	}
-	if v, err := c.Eval(ctx, unlockScript, []string{"lock:a"}, "tok").Int(); v != 1 || err != nil {
-		t.Fatalf("unlock = %d, %v", v, err)
 	}
 }

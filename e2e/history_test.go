@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// history records every lock a client believed it held, on the test
+// process's monotonic clock.
+type history struct {
+	mu       sync.Mutex
+	holds    map[string][]hold
+	attempts int
+	ok       int
+	taken    int
+	noQuorum int
+	late     int // OK replies that arrived after the window they granted had ended
+	other    []error
+	latency  []time.Duration // of acquires that got an answer
+}
+
+// hold is one owner's window: from the OK reply to the earlier of its release
+// send and the end of the TTL it asked for, counted from its send.
+type hold struct {
+	owner      string
+	start, end time.Time
+}
+
+func newHistory() *history { return &history{holds: map[string][]hold{}} }
+
+// fail records that a scenario did not run as it must (its hazard was not
+// set up, or a client got an answer one Redis would not give): the row fails.
+func (h *history) fail(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.other = append(h.other, fmt.Errorf(format, args...))
+}
+
+func (h *history) attempt(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.attempts++
+	switch {
+	case err != nil && len(err.Error()) >= 8 && err.Error()[:8] == "NOQUORUM":
+		h.noQuorum++
+	case err != nil:
+		h.other = append(h.other, fmt.Errorf("%s by %s: %w", key, owner, err))
+	case ok:
+		h.ok++
+		end := sent.Add(ttl)
+		if !released.IsZero() && released.Before(end) {
+			end = released
+		}
+		if replied.Before(end) {
+			h.holds[key] = append(h.holds[key], hold{owner, replied, end})
+		} else if replied.After(sent.Add(ttl)) {
+			h.late++ // an OK for a window already over: the proxy must never send one
+		}
+	default:
+		h.taken++
+	}
+	h.latency = append(h.latency, replied.Sub(sent))
+}
+
+// overlaps lists every pair of owners whose windows on one key intersect.
+func (h *history) overlaps() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for key, hs := range h.holds {
+		hs = slices.Clone(hs)
+		slices.SortFunc(hs, func(a, b hold) int { return a.start.Compare(b.start) })
+		var last hold
+		for i, x := range hs {
+			if i > 0 && x.start.Before(last.end) {
+				out = append(out, fmt.Sprintf("%s: %s from %s overlaps %s until %s (%v)", key, x.owner,
+					x.start.Format("15:04:05.000"), last.owner, last.end.Format("15:04:05.000"), last.end.Sub(x.start)))
+			}
+			if i == 0 || x.end.After(last.end) {
+				last = x
+			}
+		}
+	}
+	return out
+}
+
+func (h *history) p99() time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.latency) == 0 {
+		return 0
+	}
+	l := slices.Clone(h.latency)
+	slices.Sort(l)
+	return l[len(l)*99/100]
+}

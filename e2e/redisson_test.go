@@ -1,0 +1,312 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+)
+
+// Redisson's scripts of every version 3.10-3.52 are known byte for byte
+// (their SHA1s checked against Redisson's source; 3.23.4's also seen on the
+// wire from the real client, whose session TestTranscripts replays), so
+// these tests send exactly what Redisson sends, and compare the proxy with
+// one plain redis-server running the very same scripts: each reply through
+// the proxy must be the one a single Redis gives.
+
+func redissonScript(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("proxy", "clientscripts", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// redissonCall is one command of a Redisson session.
+type redissonCall struct {
+	what string
+	args []any
+	ttl  bool // the reply is a PTTL: compare it as "a positive TTL up to the lease"
+}
+
+func evalCall(what, script string, keys []string, argv ...any) redissonCall {
+	args := []any{"eval", script, len(keys)}
+	for _, k := range keys {
+		args = append(args, k)
+	}
+	return redissonCall{what: what, args: append(args, argv...)}
+}
+
+func TestRedissonLikeSingleRedis(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	proxied := h.Client()
+	direct := redistest.Start(t, 1)[0].Client()
+
+	var (
+		lock      = evalScript(t, "redisson_lock.lua")
+		lock312   = evalScript(t, "redisson_lock_3.12.lua")
+		lock310   = evalScript(t, "redisson_lock_3.10.lua")
+		unlock    = evalScript(t, "redisson_unlock.lua")
+		unlock3   = evalScript(t, "redisson_unlock_3.10.6.lua")
+		unlock322 = evalScript(t, "redisson_unlock_3.22.lua")
+		tryFenced = evalScript(t, "redisson_fenced_trylock.lua")
+		unlock310 = evalScript(t, "redisson_unlock_3.10.lua")
+		renew     = evalScript(t, "redisson_renew.lua")
+		batch     = evalScript(t, "redisson_renew_batch.lua")
+		force     = evalScript(t, "redisson_forceunlock.lua")
+		forceOld  = evalScript(t, "redisson_forceunlock_3.10.6.lua")
+		fenced    = evalScript(t, "redisson_fenced_lock.lua")
+	)
+	const (
+		name  = "{orders}"
+		other = "{invoices}"
+		ch    = "redisson_lock__channel:{orders}"
+		a     = "6f0c-uuid-a:1" // Redisson's owner: <client uuid>:<thread id>
+		b     = "7d1e-uuid-b:7"
+		lease = 30000
+	)
+	latch := func(n int) string { return fmt.Sprintf("redisson_unlock_latch:{orders}:%d", n) }
+	session := []redissonCall{
+		lock("A locks", name, lease, a),
+		ttlCall(lock("B is refused with A's PTTL", name, lease, b)),
+		lock312("A re-enters (3.12 text)", name, lease, a),
+		lock310("A re-enters (3.10 text)", name, lease, a),
+		{what: "hold count", args: []any{"hget", name, a}},
+		{what: "A holds it", args: []any{"hexists", name, a}},
+		{what: "B does not", args: []any{"hexists", name, b}},
+		{what: "isLocked", args: []any{"exists", name}},
+		{what: "remainTimeToLive", args: []any{"pttl", name}, ttl: true},
+		renew("A renews", name, lease, a),
+		renew("B cannot renew", name, lease, b),
+		batch("batched renewal", name, other, lease, a, a),
+		unlock("B cannot unlock: nil", name, ch, latch(1), 0, lease, b, "publish", 10000),
+		unlock("A gives up one hold: 0", name, ch, latch(2), 0, lease, a, "publish", 10000),
+		unlock("a retried unlock answers from the latch", name, ch, latch(2), 0, lease, a, "publish", 10000),
+		{what: "hold count after the retry", args: []any{"hget", name, a}},
+		unlock3("A gives up another (3.10.6 text)", name, ch, 0, lease, a),
+		lock("A re-enters", name, lease, a),
+		unlock322("A gives up one (3.22 text, no latch): 0", name, ch, 0, lease, a, "PUBLISH"),
+		unlock322("B cannot (3.22 text): nil", name, ch, 0, lease, b, "PUBLISH"),
+		unlock("A releases: 1", name, ch, latch(3), 0, lease, a, "publish", 10000),
+		{what: "free", args: []any{"exists", name}},
+		unlock("A again: nil", name, ch, latch(4), 0, lease, a, "publish", 10000),
+		unlock310("3.10.0 text on a free lock: 1", name, ch, 0, lease, a),
+		lock("B locks", name, lease, b),
+		force("forceUnlock", name, ch, 0, "publish"),
+		forceOld("forceUnlock of a free lock", name, ch, 0),
+		fenced("fenced lock()", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
+		{what: "its token", args: []any{"get", "redisson_lock_token:{orders}f"}},
+		ttlCall(fenced("fenced lock() by another", "{orders}f", "redisson_lock_token:{orders}f", lease, b)),
+		fenced("fenced re-entry", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
+		{what: "token after re-entry", args: []any{"get", "redisson_lock_token:{orders}f"}},
+		{what: "GET of a hash lock", args: []any{"get", name + "f"}},
+		tryFenced("fenced tryLock: {-1, token}", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
+		ttlCall(tryFenced("fenced tryLock by another: {pttl, -1}", "{orders}t", "redisson_lock_token:{orders}t", lease, b)),
+		tryFenced("fenced tryLock re-entry", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
+		unlock322("fenced unlock (3.22 text)", "{orders}t", "redisson_lock__channel:{orders}t", 0, lease, a, "PUBLISH"),
+		unlock322("fenced release (3.22 text): 1", "{orders}t", "redisson_lock__channel:{orders}t", 0, lease, a, "PUBLISH"),
+		tryFenced("fenced tryLock by another after release", "{orders}t", "redisson_lock_token:{orders}t", lease, b),
+	}
+	ctx := t.Context()
+	for _, call := range session {
+		want, wantErr := direct.Do(ctx, call.args...).Result()
+		got, gotErr := proxied.Do(ctx, call.args...).Result()
+		if call.ttl {
+			want, got = asLease(want, lease), asLease(got, lease)
+		}
+		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) && !(wantErr != nil && gotErr != nil && strings.HasPrefix(gotErr.Error(), strings.Fields(wantErr.Error())[0])) {
+			t.Fatalf("%s: error %v through the proxy, %v from one Redis", call.what, gotErr, wantErr)
+		}
+		if !reflect.DeepEqual(want, got) {
+			t.Fatalf("%s: %#v through the proxy, %#v from one Redis", call.what, got, want)
+		}
+		t.Logf("%-45s %v %v", call.what, got, gotErr)
+	}
+	// The backends keep Redisson's layout: a hash of owner -> holds.
+	if _, err := proxied.Do(ctx, "eval", redissonScript(t, "redisson_lock.lua"), 1, "{layout}", lease, a).Result(); err != redis.Nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, "every backend holds the hash", func() bool {
+		for _, be := range h.Backend {
+			if v, _ := be.Client().HGet(ctx, "{layout}", a).Result(); v != "1" {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func evalScript(t *testing.T, file string) func(what string, args ...any) redissonCall {
+	text := redissonScript(t, file)
+	keys := map[string]int{"redisson_unlock.lua": 3, "redisson_unlock_3.10.6.lua": 2, "redisson_unlock_3.10.lua": 2,
+		"redisson_forceunlock.lua": 2, "redisson_forceunlock_3.10.6.lua": 2, "redisson_fenced_lock.lua": 2, "redisson_renew_batch.lua": 2,
+		"redisson_unlock_3.22.lua": 2, "redisson_fenced_trylock.lua": 2}
+	return func(what string, args ...any) redissonCall {
+		n := keys[file]
+		if n == 0 {
+			n = 1
+		}
+		k := make([]string, n)
+		for i := range k {
+			k[i] = args[i].(string)
+		}
+		return evalCall(what, text, k, args[n:]...)
+	}
+}
+
+func ttlCall(c redissonCall) redissonCall { c.ttl = true; return c }
+
+// asLease reads a PTTL reply as "within the lease" or keeps it as it is.
+func asLease(v any, lease int64) any {
+	if n, ok := v.(int64); ok && n > 0 && n <= lease {
+		return "a TTL within the lease"
+	}
+	if pair, ok := v.([]any); ok && len(pair) == 2 { // the fenced tryLock's {pttl, -1}
+		return []any{asLease(pair[0], lease), pair[1]}
+	}
+	return v
+}
+
+// TestRedissonWaiterWakesAcrossReplicas: Redisson's waiting protocol. B's
+// tryLock fails with A's PTTL; B subscribes to the lock's channel through
+// another proxy replica and waits; A unlocks through the first replica; the
+// "0" reaches B once (5 backends carry it), long before A's lease would
+// have run out, and B's retry takes the lock.
+func TestRedissonWaiterWakesAcrossReplicas(t *testing.T) {
+	h := harness.New(t, 5, nil)
+	_, addr2 := h.Serve()
+	replicaA := h.Client()
+	replicaB := redis.NewClient(&redis.Options{Addr: addr2, MaxRetries: -1})
+	t.Cleanup(func() { _ = replicaB.Close() })
+	ctx := t.Context()
+	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	const name, ch, lease = "{jobs}", "redisson_lock__channel:{jobs}", 20000
+
+	if err := replicaA.Eval(ctx, lock, []string{name}, lease, "a:1").Err(); err != redis.Nil {
+		t.Fatalf("A's lock: %v", err)
+	}
+	pttl, err := replicaB.Eval(ctx, lock, []string{name}, lease, "b:1").Int64()
+	if err != nil || pttl <= 0 || pttl > lease {
+		t.Fatalf("B's tryLock = %d, %v; want A's PTTL", pttl, err)
+	}
+	sub := replicaB.Subscribe(ctx, ch)
+	defer sub.Close()
+	if _, err := sub.ReceiveTimeout(ctx, 5*time.Second); err != nil { // the subscribe confirmation
+		t.Fatal(err)
+	}
+	if err := sub.Ping(ctx); err != nil { // Redisson pings its pub/sub connections
+		t.Fatal(err)
+	}
+	if m, err := sub.ReceiveTimeout(ctx, 5*time.Second); err != nil || !strings.Contains(fmt.Sprint(m), "Pong") {
+		t.Fatalf("PING while subscribed: %v, %v", m, err)
+	}
+	start := time.Now()
+	released, err := replicaA.Eval(ctx, unlock, []string{name, ch, "redisson_unlock_latch:{jobs}:1"}, 0, lease, "a:1", "publish", 10000).Int64()
+	if err != nil || released != 1 {
+		t.Fatalf("A's unlock = %d, %v", released, err)
+	}
+	m, err := sub.ReceiveTimeout(ctx, 5*time.Second)
+	if err != nil {
+		t.Fatalf("B was not woken: %v", err)
+	}
+	if msg, ok := m.(*redis.Message); !ok || msg.Channel != ch || msg.Payload != "0" {
+		t.Fatalf("B got %#v; want message \"0\" on %s", m, ch)
+	}
+	woke := time.Since(start)
+	if err := replicaB.Eval(ctx, lock, []string{name}, lease, "b:1").Err(); err != redis.Nil {
+		t.Fatalf("B's retry after the wake-up: %v", err)
+	}
+	// Each of the 5 backends carried the message; B hears it once.
+	if m, err := sub.ReceiveTimeout(ctx, 300*time.Millisecond); err == nil {
+		t.Fatalf("a second copy reached B: %#v", m)
+	}
+	t.Logf("B woke %v after A's unlock (A's lease had %d ms left)", woke.Round(time.Millisecond), pttl)
+}
+
+// TestRedissonContention: workers on two replicas run Redisson's protocol
+// (tryLock; on a PTTL, wait on the channel for "0" or the PTTL; unlock, which
+// publishes) on one lock. The lock is exclusive: no two holds overlap; and
+// the waiters are woken by releases, not by leases running out.
+func TestRedissonContention(t *testing.T) {
+	h := harness.New(t, 5, nil)
+	_, second := h.Serve()
+	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	const name, ch, lease, workers, rounds = "{contended}", "redisson_lock__channel:{contended}", 10000, 6, 4
+	var (
+		mu      sync.Mutex
+		holding string
+		holds   int
+	)
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := range workers {
+		addr := h.Addr
+		if w%2 == 1 {
+			addr = second
+		}
+		go func() {
+			c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+			defer c.Close()
+			sub := c.Subscribe(t.Context(), ch) // Redisson subscribes before it waits
+			defer sub.Close()
+			if _, err := sub.ReceiveTimeout(t.Context(), 5*time.Second); err != nil {
+				errs <- err
+				return
+			}
+			owner := fmt.Sprintf("uuid-%d:1", w)
+			for i := range rounds {
+				for {
+					pttl, err := c.Eval(t.Context(), lock, []string{name}, lease, owner).Int64()
+					if err == redis.Nil {
+						break
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					_, _ = sub.ReceiveTimeout(t.Context(), time.Duration(pttl)*time.Millisecond)
+				}
+				mu.Lock()
+				if holding != "" {
+					mu.Unlock()
+					errs <- fmt.Errorf("%s got the lock while %s held it", owner, holding)
+					return
+				}
+				holding, holds = owner, holds+1
+				mu.Unlock()
+				time.Sleep(5 * time.Millisecond)
+				mu.Lock()
+				holding = ""
+				mu.Unlock()
+				latch := fmt.Sprintf("redisson_unlock_latch:{contended}:%d-%d", w, i)
+				if n, err := c.Eval(t.Context(), unlock, []string{name, ch, latch}, 0, lease, owner, "publish", 10000).Int64(); err != nil || n != 1 {
+					errs <- fmt.Errorf("%s's unlock = %d, %v", owner, n, err)
+					return
+				}
+				c.Del(t.Context(), latch)
+			}
+			errs <- nil
+		}()
+	}
+	for range workers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	took := time.Since(start)
+	// Had any waiter slept out a lease instead of being woken, this would take 10 s or more.
+	if holds != workers*rounds || took > 8*time.Second {
+		t.Fatalf("%d holds in %v", holds, took)
+	}
+	t.Logf("%d workers on 2 replicas: %d exclusive holds in %v", workers, holds, took.Round(time.Millisecond))
+}

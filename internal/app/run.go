@@ -1,0 +1,93 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+)
+
+// Run serves until SIGINT or SIGTERM, then shuts down within the grace
+// period; a second signal closes at once. Usage and logs go to out.
+func Run(args []string, getenv func(string) string, out io.Writer) error {
+	cfg, err := config.Load(args, getenv, out)
+	if err != nil {
+		return err
+	}
+	logger := NewLogger(cfg.LogFormat, out)
+	a, err := Start(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	if cfg.PprofListen != "" {
+		pln, err := ServePprof(cfg.PprofListen, logger)
+		if err != nil {
+			return err
+		}
+		defer pln.Close()
+	}
+	ln, err := Listen(cfg)
+	if err != nil {
+		return err
+	}
+	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.Engine.Nodes(), "quorum", a.Engine.Quorum())
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	served := make(chan error, 1)
+	go func() { served <- a.Server.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return err
+	case sig := <-sigs:
+		logger.Info("shutting down: finishing in-flight rounds", "signal", sig.String(), "grace", cfg.ShutdownGrace)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	go func() {
+		select {
+		case <-sigs:
+			logger.Warn("second signal: closing now")
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := a.Server.Shutdown(ctx); err != nil {
+		logger.Warn("grace period over; closed the remaining connections", "err", err)
+	}
+	<-served
+	return nil
+}
+
+func NewLogger(format string, out io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+		if a.Value.Kind() == slog.KindDuration { // "250ms", not 250000000 in JSON
+			a.Value = slog.StringValue(a.Value.Duration().String())
+		}
+		return a
+	}}
+	if format == "json" {
+		return slog.New(slog.NewJSONHandler(out, opts))
+	}
+	return slog.New(slog.NewTextHandler(out, opts))
+}
+
+// redisLog carries go-redis's own log lines (pool dial failures and the
+// like) into the proxy's log, in its format.
+type redisLog struct{ logger *slog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	// DEBUG: what it reports (a failed dial, say) reaches the log as the
+	// engine's own "backend down" line, once, not at every retry.
+	l.logger.Debug(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "source", "go-redis")
+}

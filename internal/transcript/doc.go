@@ -1,0 +1,8 @@
+// Package transcript is the format of recorded client sessions: what a real
+// client library sent and was answered, message by message, per connection,
+// with timing. Recordings are made with cmd/wirerec between a client and the
+// proxy's replicas; the replay tests send them again to the proxy and to one
+// plain redis-server and compare the replies.
+//
+// A transcript is JSON lines: a Header, then one Event per message.
+package transcript

@@ -1,0 +1,80 @@
+package quorum
+
+// The fake node's reentrant hash locks (Redisson's layout).
+
+import (
+	"errors"
+	"strconv"
+	"time"
+)
+
+// applyHash runs the hash lock and counter operations.
+func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.data[op.Key]
+	switch op.Kind {
+	case OpHashAcquire:
+		if held && owner != op.Value {
+			return Reply{N: time.Until(e.expiry).Milliseconds()}
+		}
+		if !held {
+			e.holds = 0
+		}
+		e = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), holds: e.holds + 1}
+		f.data[op.Key] = e
+		var token int64
+		if op.Aux != "" {
+			n, _ := strconv.ParseInt(f.data[op.Aux].value, 10, 64)
+			token = n + 1
+			f.data[op.Aux] = fakeEntry{value: strconv.FormatInt(token, 10), expiry: time.Now().Add(time.Hour)}
+			f.counters[op.Aux] = true
+		}
+		return Reply{OK: true, N: int64(e.holds), Token: token}
+	case OpHashRelease:
+		switch {
+		case !held:
+			return Reply{N: -2}
+		case owner != op.Value:
+			return Reply{N: -1}
+		case e.holds > 1:
+			e.holds--
+			e.expiry = time.Now().Add(op.TTL)
+			f.data[op.Key] = e
+			return Reply{N: 0, Pre: int64(e.holds + 1)}
+		}
+		delete(f.data, op.Key)
+		return Reply{OK: true, N: 1, Pre: 1}
+	case OpHashSetHolds:
+		if held && owner != op.Value {
+			return Reply{}
+		}
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), holds: int(op.N)}
+		return Reply{OK: true, N: 1}
+	case OpHashUnhold:
+		if !held || owner != op.Value {
+			return Reply{}
+		}
+		if e.holds--; op.N == 0 || e.holds <= 0 {
+			delete(f.data, op.Key)
+			return Reply{OK: true, N: 1}
+		}
+		f.data[op.Key] = e
+		return Reply{}
+	case OpRaise:
+		f.raiseLocked(op.Key, op.N)
+		return Reply{OK: true, N: 1}
+	}
+	return Reply{Err: errors.New("fake: unknown op")}
+}
+
+// holds is the hold count of owner on key, 0 when it does not hold it.
+func (f *fakeNode) holds(key, owner string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.data[key]
+	if !ok || time.Now().After(e.expiry) || e.value != owner {
+		return 0
+	}
+	return e.holds
+}
