@@ -16,7 +16,7 @@ import (
 
 // Fault scenarios for the ways an outside review broke mutual exclusion
 // (issue 10), run beside the suite's contending clients so that their
-// owners' holds go through the same checker. exclusion_test.go has one
+// owners' holds go through the same checker. e2e/exclusion_test.go and restarts_test.go have one
 // focused test for each.
 
 func suiteClient(addr string) *redis.Client {

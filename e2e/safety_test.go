@@ -300,7 +300,7 @@ func (e *faultEnv) padded(ttl time.Duration) time.Duration {
 func writeSafetyReport(t *testing.T, rows []string) {
 	report := `# Safety under faults
 
-Written by ` + "`go test -run TestFaultSuite .`" + ` (part of ` + "`bash .ci/run`" + `). Five real redis-servers,
+Written by ` + "`go test -run TestFaultSuite ./e2e`" + ` (part of ` + "`bash .ci/run`" + `). Five real redis-servers,
 each behind a toxiproxy link; two proxy replicas (one in the test process, one a separate process);
 30 clients contending through both replicas on 4 keys with TTLs from 200 ms to 2 s, for 4 s per scenario.
 Every acquire send and reply and every release send is recorded on one monotonic clock. A client's hold
@@ -321,7 +321,7 @@ is Redlock's known limit (Kleppmann's critique), which no quorum of this shape s
 what it costs. A clock running fast within drift_factor is inside the model and absorbed by the TTL padding.
 
 The last five rows replay, under the same load, the ways an outside review broke mutual exclusion before
-they were fixed (exclusion_test.go has a focused test for each, which failed on the code before the fix):
+they were fixed (e2e/exclusion_test.go and e2e/restarts_test.go have a focused test for each, which failed on the code before the fix):
 a rollback that deleted a same-value retry's lock through another replica; OKs written after their window
 behind a slow pipeline neighbour; a replica with a shorter max_ttl ending a restarted backend's quarantine
 too early; Redisson hold counts that diverged across two minority outages and released a lock still held;

@@ -4,24 +4,6 @@ import (
 	"fmt"
 )
 
-// command is one entry of the dispatch table.
-type command struct {
-	name    string
-	handler func(c *request, args [][]byte)
-	// arity counts the command name, as Redis does: n means exactly n
-	// arguments, -n at least n.
-	arity int
-	flags cmdFlags
-}
-
-type cmdFlags uint8
-
-const (
-	flagNoAuth cmdFlags = 1 << iota // allowed before AUTH
-	flagLock                        // runs a quorum round
-	flagRead                        // reads by quorum
-)
-
 // commandTable lists every command the proxy answers. Anything else gets
 // Redis's unknown-command error: nothing a client sends reaches a backend
 // except through the engine's lock operations.
@@ -120,23 +102,4 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 		}
 	}()
 	cmd.handler(c, args)
-}
-
-// lookup finds a command by name in any case without allocating.
-func (s *Server) lookup(name []byte) *command {
-	if cmd, ok := s.cmds[string(name)]; ok {
-		return cmd
-	}
-	if len(name) > 32 {
-		return nil
-	}
-	var buf [32]byte
-	lower := buf[:len(name)]
-	for i, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		lower[i] = c
-	}
-	return s.cmds[string(lower)]
 }

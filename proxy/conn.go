@@ -5,45 +5,10 @@ import (
 	"errors"
 	"net"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
 )
-
-// client is one connection and its session state. Its commands run one
-// batch at a time on its own goroutine; replies go out in order.
-type client struct {
-	s       *Server
-	nc      net.Conn
-	rd      *commandReader
-	wr      *redcon.Writer
-	ctx     context.Context
-	cancel  context.CancelFunc
-	id      int64
-	created time.Time
-
-	// Session state, touched only by the connection's goroutine.
-	authed          bool
-	user            *User // nil until AUTH; then who
-	proto           int   // RESP version: 2, or 3 after HELLO 3
-	name            string
-	libName, libVer string
-	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
-	quit            bool
-	subs            subscriptions
-	authFails       int // failed AUTHs on this connection
-	preAuth         int // commands before AUTH
-
-	// pushMu is held while a batch runs and is answered, and while pushed
-	// messages are written between batches.
-	pushMu sync.Mutex
-
-	mu     sync.Mutex // guards busy and closed against Shutdown
-	busy   bool
-	closed bool
-}
 
 func newClient(s *Server, nc net.Conn) *client {
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,9 +1,10 @@
 package proxy
 
 import (
-	"github.com/redlock-proxy/redlock-proxy/wake"
 	"log/slog"
 	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/wake"
 )
 
 // Option configures a Server.
@@ -89,3 +90,27 @@ func WithScripts(scripts ...Script) Option {
 // WithLogValues lets log lines (the force-unlock audit) name lock keys.
 // Default false: keys can carry customer data.
 func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }
+
+// Script is a lock script an operator registers by SHA1: what it means and
+// where its KEYS and ARGV hold the lock key, the owner value and the TTL.
+// The script text itself still never reaches a backend: the proxy runs the
+// meaning as quorum rounds.
+type Script struct {
+	SHA1    string
+	Meaning string // "release" (1/0), "extend" (1/0) or "acquire" (1/0)
+	Key     int    // 1-based KEYS index of the lock key; 0: 1
+	Owner   int    // 1-based ARGV index of the owner value; 0: 1
+	TTL     int    // 1-based ARGV index of the TTL in ms (extend, acquire); 0: 2
+}
+
+// User is a named client identity limited to keys under Prefix ("" for
+// all). Admin users may run the REDLOCK admin commands.
+type User struct {
+	Name     string
+	Password string
+	Prefix   string
+	Admin    bool
+}
+
+// authRequired: a password or named users are configured.
+func (o *options) authRequired() bool { return o.requirePass != "" || len(o.users) > 0 }

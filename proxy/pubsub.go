@@ -4,35 +4,10 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
 )
-
-// Pub/sub limits per connection: what one client may make the proxy keep
-// and match for it.
-const (
-	maxChannelLen    = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
-	maxPatternLen    = 256  // bytes of a pattern (PSUBSCRIBE)
-	maxSubscriptions = 1024 // channels and patterns of one connection
-)
-
-// maxPendingPushes is how many messages may wait for a slow subscriber
-// before its connection is closed (Redis's pubsub output buffer limit).
-const maxPendingPushes = 1024
-
-// push is one message on its way to a subscriber.
-type push struct{ pattern, channel, message string }
-
-// subscriptions is a connection's pub/sub state; channels and patterns are
-// touched only by the connection's goroutine.
-type subscriptions struct {
-	channels map[string]bool
-	patterns map[string]bool
-	pushes   chan push              // nil until the first subscription
-	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
-}
 
 func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patterns) }
 

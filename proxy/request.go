@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"sync"
@@ -79,4 +80,40 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Session accessors handlers share.
+
+// prefix is the user's key prefix, "" for every key.
+func (c *client) prefix() string {
+	if c.user == nil {
+		return ""
+	}
+	return c.user.Prefix
+}
+
+func (c *client) owns(name []byte) bool { return owns(c.prefix(), name) }
+
+// owns reports whether a key or channel belongs to a tenant with prefix:
+// the name starts with it, or the part inside its first {...} does, as in
+// Redisson's redisson_lock__channel:{<lock>} and redisson_unlock_latch:{<lock>}:id.
+func owns(prefix string, name []byte) bool {
+	if prefix == "" || bytes.HasPrefix(name, []byte(prefix)) {
+		return true
+	}
+	if i := bytes.IndexByte(name, '{'); i >= 0 {
+		if j := bytes.IndexByte(name[i+1:], '}'); j > 0 {
+			return bytes.HasPrefix(name[i+1:i+1+j], []byte(prefix))
+		}
+	}
+	return false
+}
+
+// tenant names whose scripts, throttles and caches a connection shares: its
+// user's name ("" before AUTH or without users).
+func (c *client) tenant() string {
+	if c.user == nil {
+		return ""
+	}
+	return c.user.Name
 }

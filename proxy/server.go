@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"net"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,30 +15,6 @@ import (
 
 // ErrServerClosed is returned by Serve after Close or Shutdown.
 var ErrServerClosed = errors.New("proxy: server closed")
-
-// Server speaks RESP to lock clients and turns their lock commands into
-// quorum rounds. It keeps no lock state: replicas can share one set of backends.
-type Server struct {
-	engine  *quorum.Engine
-	opts    options
-	cmds    map[string]*command
-	scripts scriptRegistry
-	started time.Time
-	runID   string
-	metrics *Metrics
-	bus     *wake.Bus
-
-	mu        sync.Mutex
-	listeners map[net.Listener]struct{}
-	clients   map[*client]struct{}
-	closing   atomic.Bool
-	conns     sync.WaitGroup
-	nextID    atomic.Int64
-
-	auth        authGuard
-	panicLogged atomic.Int64 // when a panic was last logged, UnixNano
-	panicsQuiet atomic.Int64 // panics not logged since
-}
 
 // New returns a server that runs lock commands on engine.
 func New(engine *quorum.Engine, opts ...Option) *Server {
@@ -129,15 +103,6 @@ func (s *Server) accept(nc net.Conn) {
 	go c.serve()
 }
 
-func (s *Server) forget(c *client) {
-	s.mu.Lock()
-	delete(s.clients, c)
-	s.mu.Unlock()
-	s.conns.Done()
-}
-
-func (s *Server) isClosing() bool { return s.closing.Load() }
-
 // Serving reports whether the server accepts clients: Serve runs on a
 // listener and neither Close nor Shutdown has begun.
 func (s *Server) Serving() bool {
@@ -199,11 +164,4 @@ func (s *Server) closeAll() {
 		c.cancel()
 		_ = c.nc.Close()
 	}
-}
-
-// Clients returns the number of open client connections.
-func (s *Server) Clients() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.clients)
 }

@@ -2,9 +2,7 @@ package quorum
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 	"math"
 	"strconv"
 	"sync"
@@ -43,32 +41,6 @@ func (e *Engine) Rollbacks() (rounds, failures int64) {
 	return e.rollbacks.Load(), e.rollbackFailures.Load()
 }
 
-// New returns an engine over nodes, which it owns from then on (Close closes them).
-func New(nodes []Node, opts ...Option) (*Engine, error) {
-	if len(nodes) == 0 {
-		return nil, ErrNoNodes
-	}
-	o := defaultOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if err := o.Validate(); err != nil {
-		return nil, fmt.Errorf("quorum: %w", err)
-	}
-	random := make([]byte, 8)
-	_, _ = rand.Read(random)
-	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o, roundPrefix: newRoundPrefix(random),
-		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes))}
-	e.window.Store(int64(e.PaddedTTL(o.MaxTTL)))
-	for i := range e.allIdx {
-		e.allIdx[i] = i
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	e.stop = stop
-	e.watchHealth(ctx)
-	return e, nil
-}
-
 // Quorum is Q = N/2 + 1.
 func (e *Engine) Quorum() int { return e.quorum }
 
@@ -91,19 +63,6 @@ func (e *Engine) TimeoutFactor() float64 { return e.opts.TimeoutFactor }
 
 // MaxTTL is the longest TTL a lock may ask for.
 func (e *Engine) MaxTTL() time.Duration { return e.opts.MaxTTL }
-
-// Close stops the health monitors and closes every node.
-func (e *Engine) Close() error {
-	e.stop()
-	e.monitors.Wait()
-	var first error
-	for _, n := range e.nodes {
-		if err := n.Close(); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
-}
 
 // PaddedTTL is the TTL written to the backends for a lock of ttl:
 // ceil(ttl / (1 - drift_factor)) + 2ms, in whole milliseconds. A key written

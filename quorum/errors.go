@@ -198,43 +198,19 @@ next:
 	}
 }
 
-// roundError describes a failed round of kind, which says what a "no" means per node.
-func (t *round) roundError(kind RoundKind, reason error) *RoundError {
-	negative := roundKinds[kind].no
-	var errs *multierror.Error
-	for i, v := range t.votes {
-		switch v {
-		case no:
-			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(negative)})
-		case failed, skipped:
-			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.errs[i]})
-		case quarantined:
-			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
-		case pending:
-			if t.hopeless != nil && t.hopeless[i] {
-				// Could never count, so the round did not wait for it: the
-				// quarantine is the cause, not the wait.
-				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
-				continue
-			}
-			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString("not waited for: the round was decided without it")})
-		}
-	}
-	if errs != nil {
-		errs.ErrorFormat = oneLine
-	}
-	return &RoundError{Op: kind, Reason: reason, Votes: t.nYes, Nodes: len(t.votes), Quorum: t.quorum, NodeErrs: errs}
-}
-
-// quarantineWhy says why node i's "yes" could not count.
-func (t *round) quarantineWhy(i int) string {
-	if t.why != nil {
-		return t.why(i)
-	}
-	return "quarantined: it may have lost locks"
-}
-
 // errString is a plain per-node reason such as "taken".
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// duplicateError answers for a node that is another node's server under a
+// second address: nothing is sent there, so no server votes twice.
+type duplicateError struct{ of string }
+
+func (d *duplicateError) Error() string {
+	return "same server as " + d.of + " (same run_id): not counted; list each server once"
+}
+
+// errDown answers for a node the health monitor knows is down: the round
+// does not wait for it, and nothing was sent there.
+var errDown = errors.New("down")

@@ -244,3 +244,11 @@ func (e *Engine) Status() []NodeStatus {
 	}
 	return out
 }
+
+// nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.
+func (e *Engine) nudgeCheck(i int) {
+	select {
+	case e.health[i].nudge <- struct{}{}:
+	default:
+	}
+}

@@ -207,11 +207,3 @@ func (e *Engine) noteQuorum() bool {
 	}
 	return has
 }
-
-// nudgeCheck asks node i's monitor to check now, e.g. after a round saw it fail.
-func (e *Engine) nudgeCheck(i int) {
-	select {
-	case e.health[i].nudge <- struct{}{}:
-	default:
-	}
-}

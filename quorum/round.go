@@ -5,6 +5,8 @@ import (
 	"errors"
 	"syscall"
 	"time"
+
+	"github.com/hashicorp/go-multierror"
 )
 
 // A round sends one single-node operation to many nodes at once and counts
@@ -214,18 +216,6 @@ type answer struct {
 	reply Reply
 }
 
-// duplicateError answers for a node that is another node's server under a
-// second address: nothing is sent there, so no server votes twice.
-type duplicateError struct{ of string }
-
-func (d *duplicateError) Error() string {
-	return "same server as " + d.of + " (same run_id): not counted; list each server once"
-}
-
-// errDown answers for a node the health monitor knows is down: the round
-// does not wait for it, and nothing was sent there.
-var errDown = errors.New("down")
-
 // send queues op on the nodes idx names (nil: all) with one deadline,
 // without a goroutine per node. The channel is buffered to the number of
 // targets, so a node answering after the round stopped listening never
@@ -256,4 +246,40 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 		})
 	}
 	return ch
+}
+
+// roundError describes a failed round of kind, which says what a "no" means per node.
+func (t *round) roundError(kind RoundKind, reason error) *RoundError {
+	negative := roundKinds[kind].no
+	var errs *multierror.Error
+	for i, v := range t.votes {
+		switch v {
+		case no:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(negative)})
+		case failed, skipped:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.errs[i]})
+		case quarantined:
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+		case pending:
+			if t.hopeless != nil && t.hopeless[i] {
+				// Could never count, so the round did not wait for it: the
+				// quarantine is the cause, not the wait.
+				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+				continue
+			}
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString("not waited for: the round was decided without it")})
+		}
+	}
+	if errs != nil {
+		errs.ErrorFormat = oneLine
+	}
+	return &RoundError{Op: kind, Reason: reason, Votes: t.nYes, Nodes: len(t.votes), Quorum: t.quorum, NodeErrs: errs}
+}
+
+// quarantineWhy says why node i's "yes" could not count.
+func (t *round) quarantineWhy(i int) string {
+	if t.why != nil {
+		return t.why(i)
+	}
+	return "quarantined: it may have lost locks"
 }

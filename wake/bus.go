@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,4 +290,43 @@ func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int
 		s.Deliver(pattern, channel, message)
 	}
 	return len(t.subs)
+}
+
+// receive reads one backend's events until ctx ends (the bus closed); the
+// Link reconnects and resubscribes after errors.
+func (b *Bus) receive(ctx context.Context, l Link) {
+	for {
+		ev, err := l.Receive(ctx)
+		if err != nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+			continue
+		}
+		switch ev.Kind {
+		case Subscribed, PSubscribed:
+			b.confirmed(strings.TrimPrefix(ev.Channel, Prefix), ev.Kind == PSubscribed)
+		case Message:
+			id, message, ok := strings.Cut(ev.Payload, " ")
+			if !ok || !strings.HasPrefix(ev.Channel, Prefix) {
+				continue
+			}
+			channel := strings.TrimPrefix(ev.Channel, Prefix)
+			if ev.Pattern == "" {
+				b.deliver(id, channel, message, false)
+				continue
+			}
+			b.deliverPatterns(id, channel, message) // the catch-all: match the clients' patterns here
+		}
+	}
+}
+
+// first reports whether this is the first copy of message id for pattern
+// ("" for channel subscribers).
+func (b *Bus) first(id, pattern string) bool {
+	b.seenMu.Lock()
+	defer b.seenMu.Unlock()
+	return b.seen.add(id+"\x00"+pattern, time.Now())
 }

@@ -2,8 +2,6 @@ package wake
 
 import (
 	"context"
-	"strings"
-	"time"
 )
 
 // Link is the bus's connection to one backend: PUBLISH, and one
@@ -40,35 +38,4 @@ type Event struct {
 	Kind             EventKind
 	Channel, Pattern string
 	Payload          string
-}
-
-// receive reads one backend's events until ctx ends (the bus closed); the
-// Link reconnects and resubscribes after errors.
-func (b *Bus) receive(ctx context.Context, l Link) {
-	for {
-		ev, err := l.Receive(ctx)
-		if err != nil {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			continue
-		}
-		switch ev.Kind {
-		case Subscribed, PSubscribed:
-			b.confirmed(strings.TrimPrefix(ev.Channel, Prefix), ev.Kind == PSubscribed)
-		case Message:
-			id, message, ok := strings.Cut(ev.Payload, " ")
-			if !ok || !strings.HasPrefix(ev.Channel, Prefix) {
-				continue
-			}
-			channel := strings.TrimPrefix(ev.Channel, Prefix)
-			if ev.Pattern == "" {
-				b.deliver(id, channel, message, false)
-				continue
-			}
-			b.deliverPatterns(id, channel, message) // the catch-all: match the clients' patterns here
-		}
-	}
 }

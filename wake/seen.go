@@ -32,11 +32,3 @@ func (s *seenSet) add(key string, now time.Time) bool {
 	s.cur[key] = struct{}{}
 	return true
 }
-
-// first reports whether this is the first copy of message id for pattern
-// ("" for channel subscribers).
-func (b *Bus) first(id, pattern string) bool {
-	b.seenMu.Lock()
-	defer b.seenMu.Unlock()
-	return b.seen.add(id+"\x00"+pattern, time.Now())
-}

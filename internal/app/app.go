@@ -1,10 +1,12 @@
 package app
 
 import (
+	"context"
 	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -155,4 +157,14 @@ func Listen(cfg config.Config) (net.Listener, error) {
 		return ln, err
 	}
 	return tls.NewListener(ln, tlsCfg), nil
+}
+
+// redisLog carries go-redis's own log lines (pool dial failures and the
+// like) into the proxy's log, in its format.
+type redisLog struct{ logger *slog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	// DEBUG: what it reports (a failed dial, say) reaches the log as the
+	// engine's own "backend down" line, once, not at every retry.
+	l.logger.Debug(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "source", "go-redis")
 }

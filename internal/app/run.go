@@ -2,12 +2,10 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
@@ -80,14 +78,4 @@ func NewLogger(format string, out io.Writer) *slog.Logger {
 		return slog.New(slog.NewJSONHandler(out, opts))
 	}
 	return slog.New(slog.NewTextHandler(out, opts))
-}
-
-// redisLog carries go-redis's own log lines (pool dial failures and the
-// like) into the proxy's log, in its format.
-type redisLog struct{ logger *slog.Logger }
-
-func (l redisLog) Printf(_ context.Context, format string, v ...any) {
-	// DEBUG: what it reports (a failed dial, say) reaches the log as the
-	// engine's own "backend down" line, once, not at every retry.
-	l.logger.Debug(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "source", "go-redis")
 }

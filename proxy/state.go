@@ -1,0 +1,153 @@
+package proxy
+
+// The types every layer of the package shares, without behaviour: the
+// server, a connection's session, an entry of the command table, and the
+// limits on what a connection may hold.
+
+import (
+	"context"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/redcon"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+	"github.com/redlock-proxy/redlock-proxy/wake"
+)
+
+// Server speaks RESP to lock clients and turns their lock commands into
+// quorum rounds. It keeps no lock state: replicas can share one set of backends.
+type Server struct {
+	engine  *quorum.Engine
+	opts    options
+	cmds    map[string]*command
+	scripts scriptRegistry
+	started time.Time
+	runID   string
+	metrics *Metrics
+	bus     *wake.Bus
+
+	mu        sync.Mutex
+	listeners map[net.Listener]struct{}
+	clients   map[*client]struct{}
+	closing   atomic.Bool
+	conns     sync.WaitGroup
+	nextID    atomic.Int64
+
+	auth        authGuard
+	panicLogged atomic.Int64 // when a panic was last logged, UnixNano
+	panicsQuiet atomic.Int64 // panics not logged since
+}
+
+// client is one connection and its session state. Its commands run one
+// batch at a time on its own goroutine; replies go out in order.
+type client struct {
+	s       *Server
+	nc      net.Conn
+	rd      *commandReader
+	wr      *redcon.Writer
+	ctx     context.Context
+	cancel  context.CancelFunc
+	id      int64
+	created time.Time
+
+	// Session state, touched only by the connection's goroutine.
+	authed          bool
+	user            *User // nil until AUTH; then who
+	proto           int   // RESP version: 2, or 3 after HELLO 3
+	name            string
+	libName, libVer string
+	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
+	quit            bool
+	subs            subscriptions
+	authFails       int // failed AUTHs on this connection
+	preAuth         int // commands before AUTH
+
+	// pushMu is held while a batch runs and is answered, and while pushed
+	// messages are written between batches.
+	pushMu sync.Mutex
+
+	mu     sync.Mutex // guards busy and closed against Shutdown
+	busy   bool
+	closed bool
+}
+
+// command is one entry of the dispatch table.
+type command struct {
+	name    string
+	handler func(c *request, args [][]byte)
+	// arity counts the command name, as Redis does: n means exactly n
+	// arguments, -n at least n.
+	arity int
+	flags cmdFlags
+}
+
+type cmdFlags uint8
+
+const (
+	flagNoAuth cmdFlags = 1 << iota // allowed before AUTH
+	flagLock                        // runs a quorum round
+	flagRead                        // reads by quorum
+)
+
+// lookup finds a command by name in any case without allocating.
+func (s *Server) lookup(name []byte) *command {
+	if cmd, ok := s.cmds[string(name)]; ok {
+		return cmd
+	}
+	if len(name) > 32 {
+		return nil
+	}
+	var buf [32]byte
+	lower := buf[:len(name)]
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[i] = c
+	}
+	return s.cmds[string(lower)]
+}
+
+// Pub/sub limits per connection: what one client may make the proxy keep
+// and match for it.
+const (
+	maxChannelLen    = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
+	maxPatternLen    = 256  // bytes of a pattern (PSUBSCRIBE)
+	maxSubscriptions = 1024 // channels and patterns of one connection
+)
+
+// maxPendingPushes is how many messages may wait for a slow subscriber
+// before its connection is closed (Redis's pubsub output buffer limit).
+const maxPendingPushes = 1024
+
+// push is one message on its way to a subscriber.
+type push struct{ pattern, channel, message string }
+
+// subscriptions is a connection's pub/sub state; channels and patterns are
+// touched only by the connection's goroutine.
+type subscriptions struct {
+	channels map[string]bool
+	patterns map[string]bool
+	pushes   chan push              // nil until the first subscription
+	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
+}
+
+func (s *Server) isClosing() bool { return s.closing.Load() }
+
+// Clients returns the number of open client connections.
+func (s *Server) Clients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// forget drops a closed connection from the server's books.
+func (s *Server) forget(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c)
+	s.mu.Unlock()
+	s.conns.Done()
+}
