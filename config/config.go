@@ -8,6 +8,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/redlock-proxy/redlock-proxy/proxy"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
@@ -26,18 +27,17 @@ type Config struct {
 	// timeout_factor, min_validity, max_ttl, quarantine and
 	// health_interval, with their defaults and bounds (quorum.Settings).
 	quorum.Settings `yaml:",inline"`
+	// Limits are the client-facing ones: default_ttl,
+	// allow_force_release, max_clients, max_request_size, max_args,
+	// write_timeout and idle_timeout, with their defaults and bounds
+	// (proxy.Limits).
+	proxy.Limits `yaml:",inline"`
 	// InitialClusterState is "new" to say the backends are a new deployment
 	// holding no locks: if every backend answers, carries no deployment
 	// marker and is younger than the quarantine window, they are marked and
 	// count at once instead of waiting out restart quarantine. "existing"
 	// (default) changes nothing.
 	InitialClusterState string `yaml:"initial_cluster_state"`
-	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
-	// since a lock without expiry is never freed if its owner dies. Default 0.
-	DefaultTTL time.Duration `yaml:"default_ttl"`
-	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
-	// Default true (ShedLock and others release that way).
-	AllowForceRelease bool `yaml:"allow_force_release"`
 	// TLSCert and TLSKey, when set, make the client listener speak TLS
 	// (PEM files). Default "" (plain TCP).
 	TLSCert string `yaml:"tls_cert"`
@@ -64,18 +64,6 @@ type Config struct {
 	// Scripts registers lock scripts by SHA1 with their meaning and the
 	// KEYS/ARGV positions of key, owner and TTL. YAML only. Default none.
 	Scripts []Script `yaml:"scripts"`
-	// MaxClients caps client connections. Default 10000.
-	MaxClients int `yaml:"max_clients"`
-	// MaxRequestSize caps one request, in bytes. Default 65536 (64 KiB): lock
-	// commands are small (the largest are script texts of a few KB).
-	MaxRequestSize int `yaml:"max_request_size"`
-	// MaxArgs caps the arguments of one command. Default 4096.
-	MaxArgs int `yaml:"max_args"`
-	// WriteTimeout closes a client connection whose replies cannot be
-	// written for this long (it stopped reading). Default 10s.
-	WriteTimeout time.Duration `yaml:"write_timeout"`
-	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
-	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// HTTPListen, when set, serves /metrics (Prometheus), /healthz and
 	// /readyz on this host:port. Default "" (off).
 	HTTPListen string `yaml:"http_listen"`
@@ -139,11 +127,7 @@ func Default() Config {
 		Embedded:            5,
 		Settings:            quorum.DefaultSettings(),
 		InitialClusterState: "existing",
-		AllowForceRelease:   true,
-		MaxClients:          10000,
-		MaxRequestSize:      64 << 10,
-		MaxArgs:             4096,
-		WriteTimeout:        10 * time.Second,
+		Limits:              proxy.DefaultLimits(),
 		ShutdownGrace:       10 * time.Second,
 		LogFormat:           "text",
 	}

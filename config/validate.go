@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 )
 
 // Validate reports every setting that makes no sense, each naming its field.
@@ -37,17 +36,11 @@ func (c Config) Validate() error {
 	if len(c.Backends) == 0 && c.Embedded < 1 {
 		bad("embedded", "%d: with no backends configured at least one embedded backend is needed", c.Embedded)
 	}
-	for _, p := range c.Settings.Problems() { // the engine's own bounds
+	for _, p := range append(c.Settings.Problems(), c.Limits.Problems()...) { // the engine's and the server's own bounds
 		bad(p.Setting, "%s", p.Problem)
 	}
-	nonNegative := []struct {
-		field string
-		d     time.Duration
-	}{{"default_ttl", c.DefaultTTL}, {"idle_timeout", c.IdleTimeout}, {"shutdown_grace", c.ShutdownGrace}}
-	for _, p := range nonNegative {
-		if p.d < 0 {
-			bad(p.field, "%v must not be negative", p.d)
-		}
+	if c.ShutdownGrace < 0 {
+		bad("shutdown_grace", "%v must not be negative", c.ShutdownGrace)
 	}
 	if c.DefaultTTL > c.MaxTTL {
 		bad("default_ttl", "%v exceeds max_ttl %v", c.DefaultTTL, c.MaxTTL)
@@ -97,20 +90,8 @@ func (c Config) Validate() error {
 			bad(f.field, "%q is not host:port: %v", f.addr, err)
 		}
 	}
-	if c.MaxClients < 1 {
-		bad("max_clients", "%d must be at least 1", c.MaxClients)
-	}
-	if c.MaxRequestSize < 1024 {
-		bad("max_request_size", "%d bytes is below the 1024-byte minimum", c.MaxRequestSize)
-	}
 	if c.InitialClusterState != "new" && c.InitialClusterState != "existing" {
 		bad("initial_cluster_state", "%q: want new or existing", c.InitialClusterState)
-	}
-	if c.MaxArgs < 16 {
-		bad("max_args", "%d is below the minimum of 16 (lock scripts take several keys and arguments)", c.MaxArgs)
-	}
-	if c.WriteTimeout <= 0 {
-		bad("write_timeout", "%v must be positive", c.WriteTimeout)
 	}
 	return errors.Join(errs...)
 }

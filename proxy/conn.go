@@ -15,7 +15,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	return &client{
 		s:       s,
 		nc:      nc,
-		rd:      newCommandReader(nc, s.opts.maxRequestSize, s.opts.maxArgs),
+		rd:      newCommandReader(nc, s.opts.MaxRequestSize, s.opts.MaxArgs),
 		wr:      redcon.NewWriter(nc),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -39,8 +39,8 @@ func (c *client) serve() {
 		c.s.forget(c)
 	}()
 	for {
-		if c.s.opts.idleTimeout > 0 {
-			_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.idleTimeout))
+		if c.s.opts.IdleTimeout > 0 {
+			_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
 		}
 		cmds, err := c.rd.ReadCommands()
 		if err != nil {
@@ -53,7 +53,7 @@ func (c *client) serve() {
 		}
 		c.pushMu.Lock()
 		c.run(cmds, arrived)
-		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout))
+		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
 		err = c.wr.Flush()
 		c.pushMu.Unlock()
 		if !c.end() || err != nil || c.quit {

@@ -19,15 +19,17 @@
 // keys run concurrently and commands on one key in order; anything else is
 // a barrier. Replies always go out in the order the commands came.
 //
-// The files, from the socket down:
+// The files in layers, from the socket down; each calls only its own layer
+// and those below:
 //
-//	server.go, conn.go          accept, read a batch, run it, write the replies
-//	commands.go                 the command table and dispatch
-//	lockcmds.go, scriptcmds.go  the lock handlers: SET/GET/DEL..., EVAL/EVALSHA/SCRIPT
-//	conncmds.go, pubsub.go, admin.go, info.go  the other handlers
-//	scriptbook.go, scripts.go   what each script means and where its operands are
-//	lockops.go, hashops.go, multikey.go  the lock operations handlers share
-//	args.go, request.go, errors.go  argument parsing, reply writing, error replies
-//
-// Handlers call downward only; every error reply goes through replyText.
+//	server.go      accept, Shutdown, Close
+//	conn.go        read a batch (reader.go), run it (pipelined), write the replies
+//	commands.go    the command table and dispatch
+//	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
+//	               the handlers (scriptcmds.go: each script kind's meaning)
+//	lockops.go, hashops.go, multikey.go, grants.go  the lock operations handlers share
+//	state.go, request.go, scriptbook.go, scripts.go, options.go, metrics.go, ...
+//	               shared types, reply writing, the script book (which script means
+//	               what, and where its key, owner and TTL are), tables
+//	args.go, errors.go  argument parsing, and every error reply (replyText)
 package proxy

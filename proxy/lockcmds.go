@@ -29,7 +29,7 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	}
 	ttl := req.TTL
 	if !req.HasTTL {
-		if ttl = s.opts.defaultTTL; ttl == 0 {
+		if ttl = s.opts.DefaultTTL; ttl == 0 {
 			c.writeErr(errNeedTTL)
 			return
 		}
@@ -67,7 +67,7 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 // force operation, refused with allow_force_release: false.
 func (s *Server) setXX(c *request, req setArgs) {
 	switch {
-	case !s.opts.allowForceRelease:
+	case !s.opts.AllowForceRelease:
 		c.writeErr(errForceRelease("SET ... XX"))
 	case !req.HasTTL:
 		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))

@@ -165,7 +165,7 @@ func (s *Server) ownerPTTL(c *request, key, value string) {
 // in the refusal when force release is off. ok is false when it wrote an
 // error reply instead.
 func (s *Server) forceRelease(c *request, what, key, channel, message string) (existed, ok bool) {
-	if !s.opts.allowForceRelease {
+	if !s.opts.AllowForceRelease {
 		c.writeErr(errForceRelease(what))
 		return false, false
 	}

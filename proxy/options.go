@@ -11,61 +11,52 @@ import (
 type Option func(*options)
 
 type options struct {
-	requirePass       string
-	maxClients        int
-	maxRequestSize    int
-	maxArgs           int
-	writeTimeout      time.Duration
-	idleTimeout       time.Duration
-	defaultTTL        time.Duration
-	allowForceRelease bool
-	metrics           *Metrics
-	users             []User
-	scripts           []Script
-	logger            *slog.Logger
-	logValues         bool
-	bus               *wake.Bus
+	Limits
+	requirePass string
+	metrics     *Metrics
+	users       []User
+	scripts     []Script
+	logger      *slog.Logger
+	logValues   bool
+	bus         *wake.Bus
 }
 
 func defaultOptions() options {
-	return options{
-		maxClients:        10000,
-		maxRequestSize:    64 << 10,
-		maxArgs:           4096,
-		writeTimeout:      10 * time.Second,
-		allowForceRelease: true,
-		logger:            slog.Default(),
-	}
+	return options{Limits: DefaultLimits(), logger: slog.Default()}
 }
+
+// WithLimits replaces every limit at once (the configuration carries a
+// whole Limits).
+func WithLimits(l Limits) Option { return func(o *options) { o.Limits = l } }
 
 // WithRequirePass makes clients AUTH with password first. Default: no password.
 func WithRequirePass(password string) Option { return func(o *options) { o.requirePass = password } }
 
 // WithMaxClients caps client connections; one more gets
 // "ERR max number of clients reached" and is closed. Default 10000.
-func WithMaxClients(n int) Option { return func(o *options) { o.maxClients = n } }
+func WithMaxClients(n int) Option { return func(o *options) { o.MaxClients = n } }
 
 // WithMaxRequestSize caps one request in bytes; a larger one gets a protocol
 // error and its connection is closed. Default 64 KiB.
-func WithMaxRequestSize(n int) Option { return func(o *options) { o.maxRequestSize = n } }
+func WithMaxRequestSize(n int) Option { return func(o *options) { o.MaxRequestSize = n } }
 
 // WithMaxArgs caps the arguments of one command; more get a protocol error
 // and the connection is closed. Default 4096.
-func WithMaxArgs(n int) Option { return func(o *options) { o.maxArgs = n } }
+func WithMaxArgs(n int) Option { return func(o *options) { o.MaxArgs = n } }
 
 // WithWriteTimeout closes a connection whose replies cannot be written for d
 // (a client that stopped reading), freeing what it held. Default 10s.
-func WithWriteTimeout(d time.Duration) Option { return func(o *options) { o.writeTimeout = d } }
+func WithWriteTimeout(d time.Duration) Option { return func(o *options) { o.WriteTimeout = d } }
 
 // WithIdleTimeout closes connections that send nothing for d. Default 0: never.
-func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.idleTimeout = d } }
+func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.IdleTimeout = d } }
 
 // WithDefaultTTL gives SET NX without a TTL this one. Default 0: such a SET is
 // refused, since a lock without expiry is never freed if its owner dies.
-func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.defaultTTL = d } }
+func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.DefaultTTL = d } }
 
 // WithForceRelease lets DEL/UNLINK delete locks whoever holds them. Default true.
-func WithForceRelease(allow bool) Option { return func(o *options) { o.allowForceRelease = allow } }
+func WithForceRelease(allow bool) Option { return func(o *options) { o.AllowForceRelease = allow } }
 
 // WithBus sets the bus that carries PUBLISH / SUBSCRIBE and lock wake-ups
 // between replicas. Default: one that reaches this replica's clients only.

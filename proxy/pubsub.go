@@ -39,7 +39,7 @@ func (c *client) writePushes() {
 				p = <-c.subs.pushes
 				c.pushMessage(w, p)
 			}
-			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.writeTimeout))
+			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
 			err := w.Flush()
 			c.pushMu.Unlock()
 			if err != nil {

@@ -85,7 +85,7 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) accept(nc net.Conn) {
 	s.metrics.connections.Add(1)
 	s.mu.Lock()
-	if s.closing.Load() || len(s.clients) >= s.opts.maxClients {
+	if s.closing.Load() || len(s.clients) >= s.opts.MaxClients {
 		closing := s.closing.Load()
 		s.mu.Unlock()
 		s.metrics.rejected.Add(1)

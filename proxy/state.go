@@ -1,8 +1,9 @@
 package proxy
 
-// The types every layer of the package shares, without behaviour: the
-// server, a connection's session, an entry of the command table, and the
-// limits on what a connection may hold.
+// The types every layer of the package shares: the server, a connection's
+// session, an entry of the command table and the limits on what a
+// connection may hold, with the few accessors that only read or book-keep
+// them. Behaviour lives in the files above.
 
 import (
 	"context"

@@ -12,7 +12,7 @@ import (
 // A round sends one single-node operation to many nodes at once and counts
 // their yes/no answers: start sends, collect waits until the outcome is
 // decided, drain until every node answered, finish frees the (key, value)
-// slot once the stragglers are in. Acquire and extend rounds (timed.go)
+// slot once the stragglers are in. Acquire and extend rounds (acquire.go)
 // judge the votes by the validity left; the others by the votes alone.
 
 // lateGrace is how long past a round's deadline the engine still waits for

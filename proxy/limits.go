@@ -1,0 +1,74 @@
+package proxy
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// Limits are what the proxy lets its clients do: connections, request
+// sizes, timeouts, the TTL of a lock that names none, and force release.
+// DefaultLimits gives every default and Problems every bound; they are the
+// only place either is written (the configuration embeds Limits; the YAML
+// names are the tags).
+type Limits struct {
+	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
+	// since a lock without expiry is never freed if its owner dies. Default 0.
+	DefaultTTL time.Duration `yaml:"default_ttl"`
+	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
+	// Default true (ShedLock and others release that way).
+	AllowForceRelease bool `yaml:"allow_force_release"`
+	// MaxClients caps client connections. Default 10000; at least 1.
+	MaxClients int `yaml:"max_clients"`
+	// MaxRequestSize caps one request, in bytes. Default 65536 (64 KiB): lock
+	// commands are small (the largest are script texts of a few KB). At least 1024.
+	MaxRequestSize int `yaml:"max_request_size"`
+	// MaxArgs caps the arguments of one command. Default 4096; at least 16.
+	MaxArgs int `yaml:"max_args"`
+	// WriteTimeout closes a client connection whose replies cannot be
+	// written for this long (it stopped reading). Default 10s; positive.
+	WriteTimeout time.Duration `yaml:"write_timeout"`
+	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
+// DefaultLimits returns the limits used where nothing else is said.
+func DefaultLimits() Limits {
+	return Limits{
+		AllowForceRelease: true,
+		MaxClients:        10000,
+		MaxRequestSize:    64 << 10,
+		MaxArgs:           4096,
+		WriteTimeout:      10 * time.Second,
+	}
+}
+
+// Problems lists every limit out of its bounds.
+func (l Limits) Problems() []*quorum.SettingError {
+	var errs []*quorum.SettingError
+	bad := func(setting, format string, args ...any) {
+		errs = append(errs, &quorum.SettingError{Setting: setting, Problem: fmt.Sprintf(format, args...)})
+	}
+	if l.MaxClients < 1 {
+		bad("max_clients", "%d must be at least 1", l.MaxClients)
+	}
+	if l.MaxRequestSize < 1024 {
+		bad("max_request_size", "%d bytes is below the 1024-byte minimum", l.MaxRequestSize)
+	}
+	if l.MaxArgs < 16 {
+		bad("max_args", "%d is below the minimum of 16 (lock scripts take several keys and arguments)", l.MaxArgs)
+	}
+	if l.WriteTimeout <= 0 {
+		bad("write_timeout", "%v must be positive", l.WriteTimeout)
+	}
+	for _, p := range []struct {
+		setting string
+		d       time.Duration
+	}{{"default_ttl", l.DefaultTTL}, {"idle_timeout", l.IdleTimeout}} {
+		if p.d < 0 {
+			bad(p.setting, "%v must not be negative", p.d)
+		}
+	}
+	return errs
+}
