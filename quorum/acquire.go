@@ -54,7 +54,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: id}
 	g, rerr := e.verdict(r, RoundAcquire)
 	if rerr == nil {
-		return e.grant(r, g, undo, r.maybeWrote), nil
+		return e.grant(r, g, undo, (*round).maybeWrote), nil
 	}
 	defer r.unlock()
 	// Wait for every node, so that nothing still in flight lands after the
@@ -100,11 +100,11 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 // grant hands out an acquire's grant: Revoke undoes the round's writes with
 // undo on the nodes where reports, once the round's stragglers are in. The
 // round's (key, value) slot is freed when they are.
-func (e *Engine) grant(r *timedRound, g Grant, undo Op, where func() []int) Grant {
+func (e *Engine) grant(r *timedRound, g Grant, undo Op, where func(*round) []int) Grant {
 	t := r.round
 	g.revoke = func() {
 		<-t.settled
-		e.rollback(undo, where())
+		e.rollback(undo, where(t))
 	}
 	r.finish(r.unlock)
 	return g

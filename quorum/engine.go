@@ -86,18 +86,19 @@ func (e *Engine) lockTimeout(ttl time.Duration) time.Duration {
 
 // checkTTL is the one check of a lock's TTL against the engine's limits.
 func (e *Engine) checkTTL(ttl time.Duration) error {
-	te := &TTLError{TTL: ttl, Min: e.MinTTL(), Max: e.opts.MaxTTL, MinValidity: e.opts.MinValidity, TimeoutFactor: e.opts.TimeoutFactor}
-	switch {
+	var reason error
+	switch min := e.MinTTL(); {
 	case ttl <= 0:
-		te.Reason = ErrInvalidTTL
+		reason = ErrInvalidTTL
 	case ttl > e.opts.MaxTTL:
-		te.Reason = ErrTTLTooLong
-	case ttl < te.Min:
-		te.Reason = ErrTTLTooShort
+		reason = ErrTTLTooLong
+	case ttl < min:
+		reason = ErrTTLTooShort
 	default:
 		return nil
 	}
-	return te
+	return &TTLError{TTL: ttl, Min: e.MinTTL(), Max: e.opts.MaxTTL, MinValidity: e.opts.MinValidity,
+		TimeoutFactor: e.opts.TimeoutFactor, Reason: reason}
 }
 
 type arrivalKey struct{}

@@ -53,7 +53,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
 	if rerr == nil {
-		return e.grant(r, g, undo, r.granted), nil
+		return e.grant(r, g, undo, (*round).granted), nil
 	}
 	defer r.unlock()
 	r.drain()

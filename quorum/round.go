@@ -30,7 +30,7 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	deadline, n := time.Now().Add(timeout), len(idx)
 	t := &round{ch: e.send(idx, op, deadline), votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n),
 		quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()), settled: make(chan struct{}),
-		addr: func(j int) string { return e.nodes[idx[j]].Addr() }}
+		idx: idx, nodes: e.nodes}
 	if counting {
 		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
 		t.why = func(j int) string {
@@ -59,12 +59,16 @@ const (
 	quarantined             // did it, but may not count: restarted recently
 )
 
+// addr names node i of the round, for errors.
+func (t *round) addr(i int) string { return t.nodes[t.idx[i]].Addr() }
+
 // round counts the votes of a yes/no round. Votes are fixed when the round
 // decides or its deadline passes; answers that come later are still waited
 // for (arrived), so nothing in flight outlives a rollback or the owner's slot.
 type round struct {
 	ch               <-chan answer
-	addr             func(i int) string // node i's address, for errors
+	idx              []int  // the engine's index of node i of the round
+	nodes            []Node // the engine's nodes
 	votes            []vote
 	errs             []error
 	replies          []Reply // every answer that arrived, late ones too
