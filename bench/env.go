@@ -63,6 +63,27 @@ func (e *env) buildProxy(root string) string {
 	return bin
 }
 
+// buildProxyAt compiles the proxy as it was at git revision rev, from a
+// temporary worktree that is removed again.
+func (e *env) buildProxyAt(root, rev string) string {
+	src, bin := filepath.Join(e.dir, "baseline-src"), filepath.Join(e.dir, "redlock-proxy-baseline")
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", root}, args...)...)
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			e.Fatalf("git %v: %v", args, err)
+		}
+	}
+	git("worktree", "add", "--detach", src, rev)
+	defer git("worktree", "remove", "--force", src)
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Dir, cmd.Stderr = src, os.Stderr
+	if err := cmd.Run(); err != nil {
+		e.Fatalf("building the proxy at %s: %v", rev, err)
+	}
+	return bin
+}
+
 // proxyProc is a running proxy process.
 type proxyProc struct {
 	addr string

@@ -21,6 +21,8 @@ func main() {
 	idle := flag.Int("idle-conns", 10000, "idle client connections for the memory case")
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	quick := flag.Bool("quick", false, "small counts, for a smoke run")
+	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
+		"to tell a regression from the machine's noise")
 	flag.Parse()
 	if *quick {
 		*runs, *requests, *cycleTime, *idle = 1, 5000, time.Second, 500
@@ -51,6 +53,10 @@ func main() {
 	for _, n := range []int{3, 5, 7} {
 		proxies[n] = e.startProxy(bin, backends[:n])
 	}
+	var base *proxyProc
+	if *baseline != "" {
+		base = e.startProxy(e.buildProxyAt(root, *baseline), backends[:5])
+	}
 
 	m := measurements{}
 	for run := 1; run <= *runs; run++ {
@@ -61,6 +67,9 @@ func main() {
 		}{{"set", setCommand}, {"unlock", unlockCommand}} {
 			for _, p := range []int{1, 16} {
 				targets := []struct{ name, addr string }{{"direct", direct}, {"n3", proxies[3].addr}, {"n5", proxies[5].addr}, {"n7", proxies[7].addr}}
+				if base != nil {
+					targets = append(targets, struct{ name, addr string }{"base5", base.addr})
+				}
 				for _, t := range targets {
 					r, err := redisBenchmark(t.addr, 50, p, *requests, wl.cmd...)
 					check(err)
@@ -80,11 +89,16 @@ func main() {
 		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
 		check(err)
 		m.add("cycles/redsync", v)
+		if base != nil {
+			v, err = proxyCycles(base.addr, 50, *cycleTime)
+			check(err)
+			m.add("cycles/base", v)
+		}
 	}
 	perConn, err := idleConnMemory(proxies[5], *idle)
 	check(err)
 
-	report := m.report(*runs, *idle, perConn)
+	report := m.report(*runs, *idle, perConn, *baseline)
 	fmt.Print(report)
 	path := *out
 	if !filepath.IsAbs(path) {
@@ -116,7 +130,7 @@ func (m measurements) median(name string) float64 {
 	return vs[len(vs)/2]
 }
 
-func (m measurements) report(runs, idle int, perConn float64) string {
+func (m measurements) report(runs, idle int, perConn float64, baseline string) string {
 	var b strings.Builder
 	md := m.median
 	verdict := func(ok bool) string {
@@ -125,8 +139,12 @@ func (m measurements) report(runs, idle int, perConn float64) string {
 		}
 		return "**missed**"
 	}
-	fmt.Fprintf(&b, "# Benchmarks\n\nRegenerate with `go run ./bench` (about 5 minutes). Machine: %s. Taken %s.\n\n",
-		machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	command := "go run ./bench"
+	if baseline != "" {
+		command += " -baseline " + baseline
+	}
+	fmt.Fprintf(&b, "# Benchmarks\n\nRegenerate with `%s` (about 5 minutes). Machine: %s. Taken %s.\n\n",
+		command, machine(), time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&b, "Medians of %d interleaved runs. Backends are real redis-servers on loopback, sharing the machine's cores with the\n"+
 		"proxy and the load generator; the machine is shared and noisy, so read the ratios (taken within one run), not the absolutes.\n"+
 		"The proxies run with restart quarantine off, since their backends have just started.\n\n", runs)
@@ -162,5 +180,13 @@ func (m measurements) report(runs, idle int, perConn float64) string {
 		lat, verdict(lat <= 2), md("lat/p99/n5")/md("lat/p99/direct"))
 	fmt.Fprintf(&b, "\n## Memory\n\n| proxy RSS growth per idle client connection (%d connections, N=5) | target | |\n|---|---|---|\n| %.1f KiB | < 10 KiB | %s |\n",
 		idle, perConn/1024, verdict(perConn < 10*1024))
+	if baseline != "" {
+		fmt.Fprintf(&b, "\n## This tree against %s (`-baseline`), N=5, in the same runs\n\n"+
+			"| workload | this tree | %s | ratio |\n|---|---|---|---|\n", baseline, baseline)
+		for _, k := range []string{"set/P1", "set/P16", "unlock/P1", "unlock/P16"} {
+			fmt.Fprintf(&b, "| redis-benchmark `%s` (requests/s) | %.0f | %.0f | %.2fx |\n", k, md(k+"/n5"), md(k+"/base5"), md(k+"/n5")/md(k+"/base5"))
+		}
+		fmt.Fprintf(&b, "| lock+unlock cycles/s | %.0f | %.0f | %.2fx |\n", md("cycles/proxy"), md("cycles/base"), md("cycles/proxy")/md("cycles/base"))
+	}
 	return b.String()
 }

@@ -80,3 +80,68 @@ var (
 	//go:embed clientscripts/redisson_fenced_trylock.lua
 	redissonFencedTryLock string // 49babb5a... (seen on the wire from Redisson 3.23.4)
 )
+
+// Scripts known by SHA1 only: an EVAL of them is recognised when its text
+// hashes the same; EVALSHA works on a fresh replica either way. Each SHA1
+// and argument layout was checked against the client's source text, in the
+// versions named (issue 12); the texts themselves are not kept here.
+var knownSHAsOnly = map[string]scriptKind{
+	"175897a4e379e99e79a54937be09226f76cdcfe5": scriptSpringObtain,           // Spring Integration RedisLockRegistry 6.1.0-7.1.x
+	"6d2bc6d16248df19e144841297222544e3c7800a": scriptSpringObtain,           // Spring 5.5.13-6.0.x
+	"8426c8df41c64d8177dce3ecbbe9146ef3759cd2": scriptSpringObtain,           // Spring 5.4.0-5.5.12
+	"f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2": scriptSpringRelease,          // Spring 6.0.7-7.1.x spin lock unlock (UNLINK)
+	"356d97191f2b63031781ccc0e8e82f02e1995a90": scriptSpringRelease,          // Spring 6.0.7-6.5.x spin lock unlock (DEL, where UNLINK is missing)
+	"7a71e9443a2a41539fb115a5a27d5a748a871aed": scriptSpringReleaseNotify,    // Spring 6.0.7-7.1.x pub/sub lock unlock (UNLINK)
+	"b2dedc0ab01c17f9f20e3e6ddb62dcb6afbed0bd": scriptSpringReleaseNotify,    // Spring 6.0.7-6.5.x pub/sub lock unlock (DEL)
+	"67aebbcba76d9674162e8906de1f669866f48e07": scriptSpringReleaseNotifyKey, // Spring 6.4.8-6.5.3 pub/sub lock unlock (UNLINK), channel in KEYS[2]
+	"4d7192f70618a620282e427698f9cde890151e58": scriptSpringReleaseNotifyKey, // Spring 6.4.8-6.5.6 pub/sub lock unlock (DEL), channel in KEYS[2]
+	"c1ae6c899d164de076f40ffe82eba8fb8e27af6c": scriptSpringDeleteNotify,     // Spring 5.5.7-6.1.2 pub/sub lock unlock (UNLINK)
+	"20b5c3728736e2367b496c16390f9df56916a76f": scriptSpringDeleteNotify,     // Spring 5.5.7-6.1.2 pub/sub lock unlock (DEL)
+	"879e0f7b8d83c3266d4e996627438c05dbda0b89": scriptSpringRenew,            // Spring 6.4.0-7.1.x renew
+	"67256370c2d1c87e2250898075542b1a7fa5b917": scriptExtend,                 // ShedLock 6.7.0-7.9.0 update (compare-and-PEXPIRE, safeUpdate)
+}
+
+// knownTexts are exact script texts seen from real clients (CLIENTS.md).
+// Their SHA1s are known before any client loads them, so EVALSHA works on a
+// fresh replica without a NOSCRIPT round trip.
+var knownTexts = map[string]scriptKind{
+	redisPyRelease:         scriptRelease,
+	redisPyExtend:          scriptExtendPy,
+	redisPyReacquire:       scriptExtend,
+	redsyncDelete:          scriptReleaseMissing,
+	redsyncTouch:           scriptExtend,
+	redsyncTouchSetNX:      scriptExtendOrAcquire,
+	bsmObtain:              scriptObtain,
+	bsmRefresh:             scriptExtend,
+	bsmPTTL:                scriptOwnerPTTL,
+	nodeRedlockAcquire:     scriptAcquireAll,
+	nodeRedlockExtend:      scriptExtendAll,
+	nodeRedlockRelease:     scriptReleaseAll,
+	nodeRedlock4Acquire:    scriptAcquireAll,
+	nodeRedlock4Extend:     scriptExtendAll,
+	nodeRedlock4Release:    scriptReleaseAll,
+	sesamecareAcquire:      scriptAcquireAll,
+	sesamecareExtend:       scriptExtendAll,
+	sesamecareRelease:      scriptReleaseAll,
+	redissonLock:           scriptHashAcquire,
+	redissonLock312:        scriptHashAcquire,
+	redissonLock310:        scriptHashAcquire,
+	redissonUnlock:         scriptHashRelease,
+	redissonUnlock322:      scriptHashRelease,
+	redissonUnlock3106:     scriptHashRelease,
+	redissonUnlock310:      scriptHashRelease,
+	redissonRenew:          scriptHashExtend,
+	redissonRenewBatch:     scriptHashExtendAll,
+	redissonForceUnlock:    scriptForceUnlock,
+	redissonForceUnlockOld: scriptForceUnlock,
+	redissonFencedLock:     scriptFencedAcquire,
+	redissonFencedTryLock:  scriptFencedTryAcquire,
+	docsUnlock:             scriptRelease,
+	docsUnlockNewline:      scriptRelease,
+	unlockOneLineDQ:        scriptRelease,
+	unlockOneLineSQ:        scriptRelease,
+	bsmRelease:             scriptRelease,
+}
+
+// canonicalForms maps the normalised text of every accepted shape of the
+// canonical compare-and-delete and compare-and-PEXPIRE to its meaning.

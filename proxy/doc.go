@@ -23,12 +23,12 @@
 // and those below:
 //
 //	server.go      accept, Shutdown, Close
-//	conn.go        read a batch (reader.go), run it (pipelined), write the replies
-//	commands.go    the command table and dispatch
+//	conn.go        read a batch (reader.go), run it (pipelined), dispatch each command, write the replies
+//	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
-//	               the handlers (scriptcmds.go: each script kind's meaning)
+//	               the handlers (scriptcmds.go: what each kind of script does)
 //	lockops.go, hashops.go, multikey.go, grants.go  the lock operations handlers share
-//	state.go, request.go, scriptbook.go, scripts.go, options.go, metrics.go, ...
+//	state.go, request.go, scriptbook.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)

@@ -1,8 +1,11 @@
 package proxy
 
 import (
+	"crypto/sha1"
+	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The script book: for every lock script the proxy runs, a spec of what it
@@ -219,4 +222,73 @@ func (s *spec) describe() string {
 		parts = append(parts, "an owner in ARGV for each key")
 	}
 	return strings.Join(parts, ", ")
+}
+
+// scriptRegistry resolves script texts and SHA1s to meanings. It is shared by
+// all connections, like Redis's script cache.
+type scriptRegistry struct {
+	custom map[string]*spec // SHA1 -> operator-registered meaning; fixed after New
+
+	mu     sync.RWMutex
+	loaded map[string]map[string]*spec // tenant -> SHA1 -> spec, for texts seen via EVAL / SCRIPT LOAD
+}
+
+// maxLoadedScripts bounds each tenant's cache against clients that send
+// endless variants; a tenant that fills it empties its own, no other's.
+const maxLoadedScripts = 4096
+
+func sha1Hex(s string) string {
+	sum := sha1.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// recognise returns the spec of script text, remembering its SHA1.
+func (r *scriptRegistry) recognise(tenant, text string) (sha string, sp *spec, ok bool) {
+	sha = sha1Hex(text)
+	if sp, ok = book[sha]; ok {
+		return sha, sp, true
+	}
+	if sp, ok = r.custom[sha]; ok {
+		return sha, sp, true
+	}
+	kind, ok := canonicalForms[normalizeScript(text)]
+	if !ok {
+		return sha, nil, false
+	}
+	sp = specFor(sha, kind)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.loaded == nil {
+		r.loaded = map[string]map[string]*spec{}
+	}
+	if len(r.loaded[tenant]) >= maxLoadedScripts {
+		r.loaded[tenant] = nil
+	}
+	if r.loaded[tenant] == nil {
+		r.loaded[tenant] = map[string]*spec{}
+	}
+	r.loaded[tenant][sha] = sp
+	return sha, sp, true
+}
+
+// bySHA returns the spec of a script by SHA1 (any case).
+func (r *scriptRegistry) bySHA(tenant, sha string) (*spec, bool) {
+	sha = strings.ToLower(sha)
+	if sp, ok := book[sha]; ok {
+		return sp, true
+	}
+	if sp, ok := r.custom[sha]; ok {
+		return sp, true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	sp, ok := r.loaded[tenant][sha]
+	return sp, ok
+}
+
+// flush forgets the scripts one tenant loaded (SCRIPT FLUSH).
+func (r *scriptRegistry) flush(tenant string) {
+	r.mu.Lock()
+	delete(r.loaded, tenant)
+	r.mu.Unlock()
 }
