@@ -79,12 +79,13 @@ func cycles(workers int, d time.Duration, cycle func(ctx context.Context, worker
 	return float64(count.Load()) / time.Since(start).Seconds(), first
 }
 
-// proxyCycles: go-redis through the proxy, SET NX PX then the unlock script.
-func proxyCycles(addr string, workers int, d time.Duration) (float64, error) {
+// proxyCycles: go-redis through the proxy, SET NX PX then the unlock script,
+// on keys named after name (a cycle cut off by the deadline leaves its lock).
+func proxyCycles(name, addr string, workers int, d time.Duration) (float64, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers, MaxRetries: -1})
 	defer c.Close()
 	return cycles(workers, d, func(ctx context.Context, w, n int) error {
-		key, tok := fmt.Sprintf("cycle:proxy:%d", w), fmt.Sprintf("t%d-%d", w, n)
+		key, tok := fmt.Sprintf("cycle:%s:%d", name, w), fmt.Sprintf("t%d-%d", w, n)
 		ok, err := c.SetNX(ctx, key, tok, 10*time.Second).Result()
 		if err != nil || !ok {
 			return fmt.Errorf("acquire: %v %v", ok, err)

@@ -83,14 +83,14 @@ func main() {
 			m.add("lat/p50/"+t.name, r.p50)
 			m.add("lat/p99/"+t.name, r.p99)
 		}
-		v, err := proxyCycles(proxies[5].addr, 50, *cycleTime)
+		v, err := proxyCycles("proxy", proxies[5].addr, 50, *cycleTime)
 		check(err)
 		m.add("cycles/proxy", v)
 		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
 		check(err)
 		m.add("cycles/redsync", v)
 		if base != nil {
-			v, err = proxyCycles(base.addr, 50, *cycleTime)
+			v, err = proxyCycles("baseline", base.addr, 50, *cycleTime)
 			check(err)
 			m.add("cycles/base", v)
 		}
