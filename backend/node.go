@@ -227,10 +227,10 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire:
 		if op.Aux != "" {
-			return []string{op.Key, op.Aux, quorum.CountersKey}
+			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
 		}
 	case quorum.OpRaise:
-		return []string{op.Key, quorum.CountersKey}
+		return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key)}
 	}
 	if op.Aux != "" {
 		return []string{op.Key, op.Aux}
@@ -263,7 +263,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpSetXX:
 		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
 	case quorum.OpHashAcquire:
-		return script(hashAcquireScript, op.Value, ms(op.TTL))
+		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)
 	case quorum.OpHashRelease:
 		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
 	case quorum.OpHashExtend:
@@ -279,7 +279,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpHashGet:
 		return script(hashGetScript, op.Value)
 	case quorum.OpRaise:
-		return script(raiseScript, op.N)
+		return script(raiseScript, op.N, op.Round)
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
@@ -304,6 +304,11 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 			return quorum.Reply{Err: err}
 		}
 		return hashReleaseReply(cmd.(*redis.Cmd).Val())
+	case quorum.OpRaise:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		return raiseReply(cmd.(*redis.Cmd).Val())
 	}
 	if err != nil {
 		return quorum.Reply{Err: err}

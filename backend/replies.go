@@ -23,16 +23,28 @@ func hashAcquireReply(val any) quorum.Reply {
 	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
 }
 
-// hashReleaseReply reads the {result, holds before} reply of the hash release script.
-func hashReleaseReply(val any) quorum.Reply {
+// pair reads a script's reply of two integers.
+func pair(script string, val any) (a, b int64, err error) {
 	if res, ok := val.([]any); ok && len(res) == 2 {
-		code, ok1 := res[0].(int64)
-		pre, ok2 := res[1].(int64)
+		a, ok1 := res[0].(int64)
+		b, ok2 := res[1].(int64)
 		if ok1 && ok2 {
-			return quorum.Reply{OK: code == 1, N: code, Pre: pre}
+			return a, b, nil
 		}
 	}
-	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the hash release script: %v", val)}
+	return 0, 0, fmt.Errorf("unexpected reply to the %s script: %v", script, val)
+}
+
+// hashReleaseReply reads the {result, holds before} reply of the hash release script.
+func hashReleaseReply(val any) quorum.Reply {
+	code, pre, err := pair("hash release", val)
+	return quorum.Reply{OK: err == nil && code == 1, N: code, Pre: pre, Err: err}
+}
+
+// raiseReply reads the {counter before, own} reply of the raise script.
+func raiseReply(val any) quorum.Reply {
+	before, own, err := pair("raise", val)
+	return quorum.Reply{OK: err == nil, N: before, Own: own == 1, Err: err}
 }
 
 // entryOf reads the {value, pttl[, type]} reply of a read script.

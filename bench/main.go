@@ -67,8 +67,12 @@ func main() {
 		}{{"set", setCommand}, {"unlock", unlockCommand}} {
 			for _, p := range []int{1, 16} {
 				targets := []struct{ name, addr string }{{"direct", direct}, {"n3", proxies[3].addr}, {"n5", proxies[5].addr}, {"n7", proxies[7].addr}}
-				if base != nil {
-					targets = append(targets, struct{ name, addr string }{"base5", base.addr})
+				if base != nil { // right beside this tree's N=5, in alternating order: the same backends, the same moment
+					pair := []struct{ name, addr string }{{"n5", proxies[5].addr}, {"base5", base.addr}}
+					if run%2 == 0 {
+						pair[0], pair[1] = pair[1], pair[0]
+					}
+					targets = append(targets[:2], append(pair, targets[3:]...)...)
 				}
 				for _, t := range targets {
 					r, err := redisBenchmark(t.addr, 50, p, *requests, wl.cmd...)
@@ -83,17 +87,22 @@ func main() {
 			m.add("lat/p50/"+t.name, r.p50)
 			m.add("lat/p99/"+t.name, r.p99)
 		}
-		v, err := proxyCycles("proxy", proxies[5].addr, 50, *cycleTime)
-		check(err)
-		m.add("cycles/proxy", v)
-		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
-		check(err)
-		m.add("cycles/redsync", v)
-		if base != nil {
-			v, err = proxyCycles("baseline", base.addr, 50, *cycleTime)
+		if base != nil && run%2 == 0 {
+			v, err := proxyCycles("baseline", base.addr, 50, *cycleTime)
 			check(err)
 			m.add("cycles/base", v)
 		}
+		v, err := proxyCycles("proxy", proxies[5].addr, 50, *cycleTime)
+		check(err)
+		m.add("cycles/proxy", v)
+		if base != nil && run%2 == 1 {
+			v, err := proxyCycles("baseline", base.addr, 50, *cycleTime)
+			check(err)
+			m.add("cycles/base", v)
+		}
+		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
+		check(err)
+		m.add("cycles/redsync", v)
 	}
 	perConn, err := idleConnMemory(proxies[5], *idle)
 	check(err)

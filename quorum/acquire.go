@@ -148,6 +148,7 @@ type timedRound struct {
 	ttl     time.Duration
 	start   time.Time // the request's arrival: the caller's window opened then
 	elapsed time.Duration
+	id      string // the op's round id, when it has one
 }
 
 // startTimed waits for op's (key, value) slot, sends op (an acquire or
@@ -172,7 +173,7 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 	op.Pad = op.TTL - ttl
 	t := e.start(nil, op, e.lockTimeout(ttl), true)
 	t.collect()
-	return &timedRound{round: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start)}, nil
+	return &timedRound{round: t, unlock: unlock, ttl: ttl, start: start, elapsed: time.Since(start), id: op.Round}, nil
 }
 
 // verdict grants the round if Q nodes agreed with more than the minimum

@@ -79,11 +79,18 @@
 //
 // Each node keeps a counter per fenced lock and lists the counters in a set
 // (CountersKey). A node is intact when it carries its current run's
-// marker: its counters were never lost since it was marked. A token is the largest counter among
-// Q intact nodes that granted, after which Q intact nodes' counters are
-// raised to it; a token read is the Q-th largest among intact nodes. Any two
-// sets of Q share a node, so every token is larger than every one before
-// it. A node without the mark (it restarted empty, or is new) is repaired:
+// marker: its counters were never lost since it was marked. A token starts
+// as the largest counter among Q intact nodes that granted; then Q intact
+// nodes' counters are raised to it, each reporting its counter from before
+// and whether this grant wrote it last (WriterKey). A counter another grant
+// left at or above the token means that grant's raise landed after this
+// grant's INCR there: the token becomes that counter plus one and the raise
+// is repeated. A grant's raise runs after it won its quorum, so after every
+// earlier grant's raise completed (an earlier grant's lock must be gone on a
+// node of this quorum, which happens only after its token was given); any
+// two sets of Q share a node, so every token is larger than every one
+// before it (TestFencedTokenAboveARaiseThatLandedLate). A token read is the
+// Q-th largest counter among intact nodes. A node without the mark (it restarted empty, or is new) is repaired:
 // each counter is raised to the largest value among N-Q+1 intact other
 // nodes, and only then marked. With fewer intact nodes answering, no token
 // is given (ErrNoQuorum), never a smaller one. When no node at all is marked

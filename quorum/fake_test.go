@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ type fakeNode struct {
 	err      error
 	delay    time.Duration
 	gate     chan struct{}
+	opFaults map[string]opFault // by operation name (opNames): on top of err, delay, gate
 	setTTLs  []time.Duration
 	inflight map[string]int
 	maxIn    int
@@ -33,6 +35,12 @@ type fakeNode struct {
 	marker   string        // the run_id its deployment marker names, "" for none
 	record   time.Duration // the max-TTL record
 	counters map[string]bool
+}
+
+// opFault fails one kind of operation with err, or holds it until gate opens.
+type opFault struct {
+	err  error
+	gate chan struct{}
 }
 
 type fakeEntry struct {
@@ -177,6 +185,16 @@ func (f *fakeNode) setFault(err error, delay time.Duration, gate chan struct{}) 
 	f.err, f.delay, f.gate = err, delay, gate
 }
 
+// setOpFault fails (err) or holds (gate) every later operation named op.
+func (f *fakeNode) setOpFault(op string, err error, gate chan struct{}) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.opFaults == nil {
+		f.opFaults = map[string]opFault{}
+	}
+	f.opFaults[op] = opFault{err: err, gate: gate}
+}
+
 func (f *fakeNode) callCount(op string) int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -197,6 +215,12 @@ func (f *fakeNode) Do(op Op, deadline time.Time, done func(Reply)) {
 func (f *fakeNode) enter(deadline time.Time, op, key string) error {
 	f.mu.Lock()
 	err, delay, gate := f.err, f.delay, f.gate
+	if of, ok := f.opFaults[op]; ok {
+		err = cmp.Or(err, of.err)
+		if gate == nil {
+			gate = of.gate
+		}
+	}
 	f.calls[op]++
 	f.inflight[key]++
 	f.maxIn = max(f.maxIn, f.inflight[key])

@@ -28,6 +28,7 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			n, _ := strconv.ParseInt(f.data[op.Aux].value, 10, 64)
 			token = n + 1
 			f.data[op.Aux] = fakeEntry{value: strconv.FormatInt(token, 10), expiry: time.Now().Add(time.Hour)}
+			f.data[WriterKey(op.Aux)] = fakeEntry{value: op.Round, expiry: time.Now().Add(time.Hour)}
 			f.counters[op.Aux] = true
 		}
 		return Reply{OK: true, N: int64(e.holds), Token: token}
@@ -62,8 +63,13 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		f.data[op.Key] = e
 		return Reply{}
 	case OpRaise:
+		prior, _ := strconv.ParseInt(f.data[op.Key].value, 10, 64)
+		own := f.data[WriterKey(op.Key)].value == op.Round
+		if prior < op.N {
+			f.data[WriterKey(op.Key)] = fakeEntry{value: op.Round, expiry: time.Now().Add(time.Hour)}
+		}
 		f.raiseLocked(op.Key, op.N)
-		return Reply{OK: true, N: 1}
+		return Reply{OK: true, N: prior, Own: own}
 	}
 	return Reply{Err: errors.New("fake: unknown op")}
 }

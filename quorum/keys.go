@@ -21,6 +21,10 @@ const (
 	MaxTTLKey = InternalPrefix + "max_ttl"
 )
 
+// WriterKey names the round that last wrote fencing counter key (its
+// INCR, or a raise): a raise tells its own writes from another grant's.
+func WriterKey(counter string) string { return InternalPrefix + "w:" + counter }
+
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 

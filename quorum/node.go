@@ -78,12 +78,12 @@ const (
 	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
-	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR. OK: held; N: holds, else PTTL
+	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL
 	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
-	OpRaise        // raise counter Key to at least N; OK: done
+	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; OK: done, N: the counter before, Own: Round wrote it
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 )
 
@@ -112,9 +112,10 @@ type Op struct {
 type Reply struct {
 	OK    bool
 	Entry Entry // OpRead, OpHashGet
-	N     int64 // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result
+	N     int64 // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before
 	Pre   int64 // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64 // OpHashAcquire with a token counter: the counter after INCR
+	Own   bool  // OpRaise: the counter was last written by this op's Round
 	Err   error
 }
 

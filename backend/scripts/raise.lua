@@ -1,9 +1,17 @@
 -- Raises counter KEYS[1] to at least ARGV[1] (a fencing token issued by a quorum),
 -- so that every later grant on this node counts up from there, and lists it in the
--- set of counters KEYS[2]. Returns 1.
-local n = tonumber(redis.call("GET", KEYS[1]) or "0")
-if n == nil or n < tonumber(ARGV[1]) then
+-- set of counters KEYS[2]. KEYS[3] names the round that last wrote the counter;
+-- where this raise writes, it notes its round ARGV[2] there.
+-- Returns {the counter before, 1 if round ARGV[2] wrote it last, else 0}: a counter
+-- another round left at or above the token tells the engine to issue a larger one.
+local n = tonumber(redis.call("GET", KEYS[1]) or "0") or 0
+local own = 0
+if redis.call("GET", KEYS[3]) == ARGV[2] then
+  own = 1
+end
+if n < tonumber(ARGV[1]) then
   redis.call("SET", KEYS[1], ARGV[1])
+  redis.call("SET", KEYS[3], ARGV[2])
 end
 redis.call("SADD", KEYS[2], KEYS[1])
-return 1
+return {n, own}

@@ -1,0 +1,76 @@
+package quorum
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A fenced grant's token must be larger than every earlier grant's, also
+// when the earlier grant's raise reaches a node only after this grant's own
+// INCR there. Here grant 1 wins on nodes 0-2 (counters 5, 10, 10: token 11)
+// and its raise to 11 is held on node 3 while grant 2 INCRs nodes 3 and 4
+// (to 1 each); node 3 then takes the raise, grant 1 is granted and released,
+// and grant 2 wins node 0 (counter 6 -> 7). Grant 2's own INCRs give 7: a
+// raise that only raises would hand out 7 after 11. Its raise finds nodes
+// already at 11 and must issue 12.
+func TestFencedTokenAboveARaiseThatLandedLate(t *testing.T) {
+	fs, ns := fakes(5)
+	e := newEngine(t, ns, WithNodeTimeout(5*time.Second), WithTimeoutFactor(0.9))
+	ctx := context.Background()
+	fs[0].put("tok", "5", time.Hour)
+	fs[1].put("tok", "10", time.Hour)
+	fs[2].put("tok", "10", time.Hour)
+	for _, f := range fs[3:] {
+		f.setOpFault("hashacquire", errRefused, nil) // grant 1 wins nodes 0-2 only
+	}
+	fs[0].setOpFault("raise", errRefused, nil)
+	fs[4].setOpFault("raise", errRefused, nil)
+	raise3 := make(chan struct{})
+	fs[3].setOpFault("raise", nil, raise3)
+
+	var (
+		wg     sync.WaitGroup
+		g1, g2 Grant
+		e1, e2 error
+	)
+	wg.Go(func() { g1, e1 = e.AcquireHash(ctx, "{f}", "a:1", 3*time.Second, "tok") })
+	waitFor(t, "grant 1's raise to reach node 3", func() bool { return fs[3].callCount("raise") == 1 })
+
+	for _, f := range fs[3:] {
+		f.setOpFault("hashacquire", nil, nil)
+	}
+	acquire0 := make(chan struct{})
+	fs[0].setOpFault("hashacquire", nil, acquire0) // grant 2 reaches node 0 once grant 1 is gone
+	var wg2 sync.WaitGroup
+	wg2.Go(func() { g2, e2 = e.AcquireHash(ctx, "{f}", "b:1", 3*time.Second, "tok") })
+	waitFor(t, "grant 2's INCR on nodes 3 and 4", func() bool { return fs[3].counter("tok") == 1 && fs[4].counter("tok") == 1 })
+
+	close(raise3)
+	wg.Wait()
+	if e1 != nil || g1.Token != 11 {
+		t.Fatalf("grant 1 = %+v, %v; want token 11", g1, e1)
+	}
+	if _, err := e.ReleaseHash(ctx, "{f}", "a:1", 3*time.Second, "", 0, false); err != nil {
+		t.Fatal(err)
+	}
+	close(acquire0)
+	wg2.Wait()
+	if e2 != nil || g2.Token <= g1.Token {
+		t.Fatalf("grant 2 = %+v, %v; want a token above grant 1's %d", g2, e2, g1.Token)
+	}
+	if n, err := e.ReadCounter(ctx, "tok"); err != nil || n < g2.Token {
+		t.Fatalf("ReadCounter = %d, %v; want at least grant 2's token %d", n, err, g2.Token)
+	}
+}
+
+// waitFor polls cond for up to 5s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 5s: %s", what)
+		}
+	}
+}
