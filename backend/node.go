@@ -117,11 +117,16 @@ func (n *Node) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
 	}
 }
 
-// Close implements Node: queued operations fail, then the client closes.
+// Close implements quorum.Node: queued operations fail, then the client
+// closes. Closing again does nothing.
 func (n *Node) Close() error {
 	n.mu.Lock()
+	already := n.closed
 	n.closed = true
 	n.mu.Unlock()
+	if already {
+		return nil
+	}
 	close(n.stop)
 	n.wg.Wait()
 	for _, c := range n.take() {
