@@ -171,3 +171,78 @@ func (e *Engine) bootstrap(ctx context.Context) {
 	e.opts.logger.Warn("initial_cluster_state=new: marked the backends of a new deployment; they count at once, without restart quarantine",
 		"marked", len(unmarked), "already_marked", len(e.nodes)-len(unmarked))
 }
+
+// fence gives a fenced grant its token. The token starts as the largest
+// counter among the intact nodes that granted; a quorum of intact nodes is
+// then raised to it, and each reports its counter from before: if one was
+// already at or above the token (an earlier grant's raise landed there
+// after this round's own INCR), the token is that value plus one and the
+// raise is repeated. The raise runs after this grant won a quorum, so after
+// every earlier grant's raise completed; any two quorums share a node, so
+// the token ends above every earlier one. Nodes whose counters are not known
+// intact (restarted, not yet repaired) neither give the token nor count.
+// The validity left after these steps is checked again.
+func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundError) {
+	intact := 0
+	for j, v := range r.votes {
+		if v == yes && e.health[j].isIntact() {
+			g.Token = max(g.Token, r.replies[j].Token)
+			intact++
+		}
+	}
+	if intact < e.quorum {
+		rerr := r.roundError(RoundAcquire, ErrNoQuorum)
+		rerr.addNodeErrs(e.unrepaired())
+		rerr.Votes = intact
+		return Grant{}, rerr
+	}
+	for raised := false; !raised; {
+		var rerr *RoundError
+		if raised, rerr = e.raise(r, tokenKey, &g.Token); rerr != nil {
+			return Grant{}, rerr
+		}
+	}
+	r.elapsed = time.Since(r.start)
+	if g.Validity = r.ttl - r.elapsed; g.Validity <= e.opts.MinValidity {
+		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
+		rerr.Spent = r.elapsed
+		return Grant{}, rerr
+	}
+	return g, nil
+}
+
+// raise raises a quorum of intact nodes' counters to *token. It reports
+// false, with *token moved above every counter it found at or above it,
+// when the raise must be repeated; an error when too few intact nodes took
+// it, or when the caller's window ran out first.
+func (e *Engine) raise(r *timedRound, tokenKey string, token *int64) (bool, *RoundError) {
+	if time.Since(r.start) >= r.ttl-e.opts.MinValidity {
+		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
+		rerr.Spent = time.Since(r.start)
+		return false, rerr
+	}
+	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id}, e.lockTimeout(r.ttl), false)
+	t.collect()
+	raised, above := 0, *token-1
+	for j, v := range t.votes {
+		if v == yes && e.health[j].isIntact() {
+			raised++
+			if !t.replies[j].Own {
+				above = max(above, t.replies[j].N)
+			}
+		}
+	}
+	if raised < e.quorum {
+		t.drain()
+		rerr := t.roundError(RoundFence, ErrNoQuorum)
+		rerr.Votes = raised
+		rerr.addNodeErrs(e.unrepaired())
+		return false, rerr
+	}
+	t.finish(func() {})
+	if above >= *token {
+		*token = above + 1
+		return false, nil
+	}
+	return true, nil
+}
