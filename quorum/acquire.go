@@ -140,17 +140,6 @@ func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 	return errs
 }
 
-// timedRound is an acquire or extend round: it carries a TTL, so it is
-// padded, bounded by the lock timeout, and judged by the validity left.
-type timedRound struct {
-	*round
-	unlock  func()
-	ttl     time.Duration
-	start   time.Time // the request's arrival: the caller's window opened then
-	elapsed time.Duration
-	id      string // the op's round id, when it has one
-}
-
 // startTimed waits for op's (key, value) slot, sends op (an acquire or
 // extend) with the padded TTL to every node and collects votes until the
 // round is decided.

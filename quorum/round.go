@@ -287,3 +287,14 @@ func (t *round) quarantineWhy(i int) string {
 	}
 	return "quarantined: it may have lost locks"
 }
+
+// timedRound is an acquire or extend round: it carries a TTL, so it is
+// padded, bounded by the lock timeout, and judged by the validity left.
+type timedRound struct {
+	*round
+	unlock  func()
+	ttl     time.Duration
+	start   time.Time // the request's arrival: the caller's window opened then
+	elapsed time.Duration
+	id      string // the op's round id, when it has one
+}
