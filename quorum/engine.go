@@ -126,3 +126,32 @@ func (e *Engine) newRoundID() string {
 }
 
 func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }
+
+// Grant describes a lock a round obtained or extended.
+type Grant struct {
+	// Validity is how much of the requested TTL was left when the quorum
+	// decided: the caller's window minus the round's duration.
+	Validity time.Duration
+	// Votes is how many nodes agreed by the time of the decision.
+	Votes int
+	// Token is the fencing token of a fenced grant (AcquireHash with a token
+	// counter): larger than that of every grant before it.
+	Token int64
+	// ReplyBy is when the caller's window, less the minimum validity, ends
+	// (on the monotonic clock, from the request's arrival): a reply that
+	// says "granted" must be written before it, or the grant revoked.
+	ReplyBy time.Time
+
+	revoke func()
+}
+
+// Revoke undoes a grant whose reply could not be written by ReplyBy: an
+// acquire is rolled back on every node its round may have written to, once
+// its stragglers have answered, removing only that round's writes. It
+// returns when the rollback is done. An extend has nothing to undo: a lock
+// extended on some nodes only delays other owners until its TTL.
+func (g Grant) Revoke() {
+	if g.revoke != nil {
+		g.revoke()
+	}
+}
