@@ -25,8 +25,8 @@ const (
 	scriptExtendPy                                     // redis-py: ARGV[2] ms added to the TTL when ARGV[3] is "0", else replacing it; 1/0
 	scriptReleaseMissing                               // redsync: as scriptRelease, but -1 when the key is missing
 	scriptExtendOrAcquire                              // redsync touch with SetNX: extend, or acquire when the key is missing; 1/0
-	scriptObtain                                       // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one\'s own); +OK or nil
-	scriptOwnerPTTL                                    // bsm/redislock: the owner\'s PTTL in ms, else -3
+	scriptObtain                                       // bsm/redislock: ARGV[1] value, ARGV[3] ms: acquire (or re-obtain one's own); +OK or nil
+	scriptOwnerPTTL                                    // bsm/redislock: the owner's PTTL in ms, else -3
 	scriptAcquireAll                                   // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
 	scriptExtendAll                                    // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
 	scriptReleaseAll                                   // node-redlock: KEYS holding ARGV[1] deleted; how many
