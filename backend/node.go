@@ -228,13 +228,21 @@ func (n *Node) pipeline(ctx context.Context, calls []call, eval bool) []redis.Cm
 // keysOf lists the keys a script for op touches.
 func keysOf(op quorum.Op) []string {
 	switch op.Kind {
-	case quorum.OpSetNX, quorum.OpUndo, quorum.OpDelIfEq, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
+	case quorum.OpSetNX:
+		if op.Aux != "" { // fenced
+			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
+		}
+		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpUndo, quorum.OpDelIfEq, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire:
 		if op.Aux != "" {
 			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
 		}
 	case quorum.OpRaise:
+		if op.Aux != "" { // and note the token beside lock Aux
+			return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key), op.Aux, quorum.MetaKey(op.Aux)}
+		}
 		return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key)}
 	}
 	if op.Aux != "" {
@@ -284,7 +292,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpHashGet:
 		return script(hashGetScript, op.Value)
 	case quorum.OpRaise:
-		return script(raiseScript, op.N, op.Round)
+		return script(raiseScript, op.N, op.Round, op.Value)
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
@@ -324,6 +332,9 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 		v, err = c.Int64()
 	case *redis.IntCmd:
 		v = c.Val()
+	}
+	if op.Kind == quorum.OpSetNX && op.Aux != "" { // a fenced acquire answers its counter
+		return quorum.Reply{OK: v > 0, Token: v, Err: err}
 	}
 	return quorum.Reply{OK: v == 1, N: v, Err: err}
 }

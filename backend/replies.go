@@ -41,16 +41,23 @@ func hashReleaseReply(val any) quorum.Reply {
 	return quorum.Reply{OK: err == nil && code == 1, N: code, Pre: pre, Err: err}
 }
 
-// raiseReply reads the {counter before, own} reply of the raise script.
+// raiseReply reads the {counter before, own, noted} reply of the raise script.
 func raiseReply(val any) quorum.Reply {
-	before, own, err := pair("raise", val)
-	return quorum.Reply{OK: err == nil, N: before, Own: own == 1, Err: err}
+	if res, ok := val.([]any); ok && len(res) == 3 {
+		before, ok1 := res[0].(int64)
+		own, ok2 := res[1].(int64)
+		noted, ok3 := res[2].(int64)
+		if ok1 && ok2 && ok3 {
+			return quorum.Reply{OK: true, N: before, Own: own == 1, Noted: noted == 1}
+		}
+	}
+	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the raise script: %v", val)}
 }
 
 // entryOf reads the {value, pttl[, type]} reply of a read script.
 func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || len(res) > 3 {
+	if !ok || len(res) < 2 || len(res) > 4 {
 		return quorum.Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
@@ -59,7 +66,10 @@ func entryOf(val any) (quorum.Entry, error) {
 	}
 	value, found := res[0].(string)
 	e := quorum.Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}
-	if len(res) == 3 {
+	if len(res) == 4 {
+		e.Token, _ = res[3].(int64)
+	}
+	if len(res) >= 3 {
 		typ, _ := res[2].(int64)
 		e.Type = quorum.KeyType(typ)
 		e.Found = e.Found || e.Type == quorum.TypeHash && ttl != -2

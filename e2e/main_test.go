@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(fencedClientEnv) == "1" {
+		fencedClient(os.Args[1], os.Args[2])
+		os.Exit(0)
+	}
 	// The tests read and write the repository's files (README.md,
 	// compat/, SAFETY.md) by their paths from its root.
 	if err := os.Chdir(".."); err != nil {

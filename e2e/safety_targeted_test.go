@@ -246,8 +246,8 @@ func reentrantOutages(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	h.attempt(name, "P", s, time.Now(), lease, ok, err, releasedP)
 }
 
-// tokensAcrossFaults: fenced tryLock and unlock through both replicas in
-// turn, all along: while backends 3 and 4 are down (their counters fall
+// tokensAcrossFaults: fenced tryLock and unlock (and, every third attempt,
+// LOCK.ACQUIRE and LOCK.RELEASE) through both replicas in turn, all along: while backends 3 and 4 are down (their counters fall
 // behind), after they return and backend 2 restarts empty and leaves
 // quarantine, and while backends 0 and 1 are paused (so a quorum is 2, 3
 // and 4). Every token must be larger than every token before it, or
@@ -260,11 +260,34 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	unlockText := redissonScript(e.t, "redisson_unlock.lua")
 	const tryLockSHA = "49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45"
 	const name, tokens, lease = "{fenced}", "redisson_lock_token:{fenced}", 1500 * time.Millisecond
-	var last int64
+	var last, lastNative int64
 	n := 0
+	native := func(c *redis.Client, owner string) { // LOCK.ACQUIRE's tokens, on their own sequence
+		sent := time.Now()
+		token, err := c.Do(ctx, "LOCK.ACQUIRE", "{native}", owner, lease.Milliseconds()).Int64()
+		replied, ok := time.Now(), err == nil
+		if errors.Is(err, redis.Nil) {
+			err = nil
+		}
+		var released time.Time
+		if ok {
+			if token <= lastNative {
+				h.fail("native fencing token %d after %d", token, lastNative)
+			}
+			lastNative = max(lastNative, token)
+			released = time.Now()
+			_ = c.Do(ctx, "LOCK.RELEASE", "{native}", owner).Err()
+		}
+		h.attempt("{native}", owner, sent, replied, lease, ok, err, released)
+	}
 	issue := func(d time.Duration) {
 		for end := time.Now().Add(d); time.Now().Before(end); n++ {
 			c, owner := cs[n%2], fmt.Sprint("T", n)
+			if n%3 == 2 {
+				native(c, owner)
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
 			sent := time.Now()
 			v, err := c.EvalSha(ctx, tryLockSHA, []string{name, tokens}, lease.Milliseconds(), owner).Result()
 			replied := time.Now()
@@ -312,6 +335,9 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	e.redis[1].Resume()
 	if tokensBefore < 5 {
 		h.fail("not set up: only %d tokens while 3 and 4 were down", tokensBefore)
+	}
+	if lastNative == 0 {
+		h.fail("not set up: LOCK.ACQUIRE never granted")
 	}
 	for _, r := range e.redis {
 		// Redisson's token counter never expires, on one Redis as here; the

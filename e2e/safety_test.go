@@ -131,7 +131,7 @@ func scenarios() []scenario {
 			ttls:  func() time.Duration { return time.Duration(200+rand.IntN(700)) * time.Millisecond }},
 		{name: "Redisson lock re-entered during three different minority outages, then unlocked four times", quarantine: true,
 			expect: "unlocks answer 0, 0, 0, 1; no second owner before the last", fault: reentrantOutages, check: safeAndClean},
-		{name: "fenced tryLock through both replicas while backends restart empty and pause", quarantine: true,
+		{name: "fenced tryLock and LOCK.ACQUIRE through both replicas while backends restart empty and pause", quarantine: true,
 			expect: "tokens strictly increase or are refused (NOQUORUM)", fault: tokensAcrossFaults, check: safeAndClean},
 	}
 }

@@ -26,6 +26,11 @@ func (s *Server) commandTable() map[string]*command {
 	add("unlink", -2, flagLock, s.cmdDel)
 	add("hexists", 3, flagRead, s.cmdHExists)
 	add("hget", 3, flagRead, s.cmdHGet)
+	// Native locks, with fencing tokens.
+	add("lock.acquire", -4, flagLock, s.cmdLockAcquire)
+	add("lock.extend", 4, flagLock, s.cmdLockExtend)
+	add("lock.release", 3, flagLock, s.cmdLockRelease)
+	add("lock.token", -2, flagRead, s.cmdLockToken)
 	// Lock wake-ups.
 	add("subscribe", -2, 0, s.cmdSubscribe)
 	add("psubscribe", -2, 0, s.cmdSubscribe)

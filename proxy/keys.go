@@ -10,6 +10,7 @@ type keyRange struct{ first, last int }
 var keyRanges = map[string]keyRange{
 	"set": {1, 1}, "get": {1, 1}, "pttl": {1, 1}, "ttl": {1, 1}, "delex": {1, 1}, "delifeq": {1, 1},
 	"exists": {1, -1}, "del": {1, -1}, "unlink": {1, -1}, "hexists": {1, 1}, "hget": {1, 1},
+	"lock.acquire": {1, 1}, "lock.extend": {1, 1}, "lock.release": {1, 1}, "lock.token": {1, 1},
 }
 
 // keySpec is a command's first and last key position, as COMMAND reports it.

@@ -17,13 +17,32 @@ import (
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	id := e.newRoundID()
-	r, err := e.startTimed(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Round: id}, ttl)
+	return e.acquire(ctx, key, value, ttl, false)
+}
+
+// AcquireFenced is Acquire with a fencing token (Grant.Token): larger than
+// the token of every fenced grant before it, of this key or any other, and
+// noted beside the lock on a quorum (Token reads it). It costs a second
+// round: the raise of a quorum's counter (see Fencing tokens in doc.go).
+func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	return e.acquire(ctx, key, value, ttl, true)
+}
+
+func (e *Engine) acquire(ctx context.Context, key, value string, ttl time.Duration, fenced bool) (Grant, error) {
+	op := Op{Kind: OpSetNX, Key: key, Value: value, Round: e.newRoundID()}
+	if fenced {
+		op.Aux = TokenKey
+	}
+	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
-	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: id}
+	undo := Op{Kind: OpUndo, Key: key, Value: value, Round: op.Round}
 	g, rerr := e.verdict(r, RoundAcquire)
+	voted := rerr == nil // a failure after the vote (fencing) is described as it is
+	if voted && fenced {
+		g, rerr = e.fence(r, TokenKey, g, op)
+	}
 	if rerr == nil {
 		return e.grant(r, g, undo, (*round).maybeWrote), nil
 	}
@@ -32,7 +51,9 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 	// rollback, and describe the failure with every answer in: the reply
 	// names each node and tells "taken" from "sick" on all of them.
 	r.drain()
-	rerr = e.judgeAgain(r, RoundAcquire, rerr)
+	if !voted {
+		rerr = e.judgeAgain(r, RoundAcquire, rerr)
+	}
 	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr
 }

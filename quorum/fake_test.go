@@ -49,6 +49,7 @@ type fakeEntry struct {
 	holds  int    // > 0: a hash lock (Redisson's layout) with this many holds
 	round  string // the round that wrote a string lock
 	pad    time.Duration
+	token  int64 // the fencing token noted beside a fenced string lock
 }
 
 func newFake(name string) *fakeNode {
@@ -263,10 +264,14 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 			return Reply{}
 		}
 		f.mu.Lock()
+		defer f.mu.Unlock()
 		f.setTTLs = append(f.setTTLs, op.TTL)
-		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad}
-		f.mu.Unlock()
-		return Reply{OK: true}
+		var token int64
+		if op.Aux != "" {
+			token = f.incrLocked(op.Aux, op.Round)
+		}
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad} // the raise notes the token
+		return Reply{OK: true, Token: token}
 	case OpUndo:
 		f.mu.Lock()
 		defer f.mu.Unlock()
@@ -290,7 +295,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 			return Reply{} // the holder's window is over
 		}
 		f.setTTLs = append(f.setTTLs, op.TTL)
-		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: e.round, pad: op.Pad}
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: e.round, pad: op.Pad, token: e.token}
 		return Reply{OK: true}
 	case OpRead:
 		f.mu.Lock()
@@ -299,7 +304,11 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		if !ok || time.Now().After(e.expiry) {
 			return Reply{OK: true}
 		}
-		return Reply{OK: true, Entry: Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}}
+		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
+		if op.Aux != "" {
+			entry.Token = e.token
+		}
+		return Reply{OK: true, Entry: entry}
 	case OpDel:
 		f.mu.Lock()
 		delete(f.data, op.Key)

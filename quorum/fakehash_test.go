@@ -8,6 +8,15 @@ import (
 	"time"
 )
 
+// incrLocked increments counter key for round, as the acquire scripts do.
+func (f *fakeNode) incrLocked(key, round string) int64 {
+	n, _ := strconv.ParseInt(f.data[key].value, 10, 64)
+	f.data[key] = fakeEntry{value: strconv.FormatInt(n+1, 10), expiry: time.Now().Add(time.Hour)}
+	f.data[WriterKey(key)] = fakeEntry{value: round, expiry: time.Now().Add(time.Hour)}
+	f.counters[key] = true
+	return n + 1
+}
+
 // applyHash runs the hash lock and counter operations.
 func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 	f.mu.Lock()
@@ -25,11 +34,7 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		f.data[op.Key] = e
 		var token int64
 		if op.Aux != "" {
-			n, _ := strconv.ParseInt(f.data[op.Aux].value, 10, 64)
-			token = n + 1
-			f.data[op.Aux] = fakeEntry{value: strconv.FormatInt(token, 10), expiry: time.Now().Add(time.Hour)}
-			f.data[WriterKey(op.Aux)] = fakeEntry{value: op.Round, expiry: time.Now().Add(time.Hour)}
-			f.counters[op.Aux] = true
+			token = f.incrLocked(op.Aux, op.Round)
 		}
 		return Reply{OK: true, N: int64(e.holds), Token: token}
 	case OpHashRelease:
@@ -69,7 +74,12 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			f.data[WriterKey(op.Key)] = fakeEntry{value: op.Round, expiry: time.Now().Add(time.Hour)}
 		}
 		f.raiseLocked(op.Key, op.N)
-		return Reply{OK: true, N: prior, Own: own}
+		noted := false
+		if l, ok := f.data[op.Aux]; op.Aux != "" && ok && time.Now().Before(l.expiry) && l.value == op.Value && l.round == op.Round {
+			l.token, noted = max(l.token, op.N), true
+			f.data[op.Aux] = l
+		}
+		return Reply{OK: true, N: prior, Own: own, Noted: noted}
 	}
 	return Reply{Err: errors.New("fake: unknown op")}
 }

@@ -181,8 +181,11 @@ func (e *Engine) bootstrap(ctx context.Context) {
 // every earlier grant's raise completed; any two quorums share a node, so
 // the token ends above every earlier one. Nodes whose counters are not known
 // intact (restarted, not yet repaired) neither give the token nor count.
-// The validity left after these steps is checked again.
-func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundError) {
+// The validity left after these steps is checked again. With lock (the
+// acquire op of a fenced string lock), the raise also notes the token
+// beside the lock, and needs Q nodes that noted it: a read quorum then
+// finds it (Token).
+func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant, *RoundError) {
 	intact := 0
 	for j, v := range r.votes {
 		if v == yes && e.health[j].isIntact() {
@@ -198,7 +201,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 	}
 	for raised := false; !raised; {
 		var rerr *RoundError
-		if raised, rerr = e.raise(r, tokenKey, &g.Token); rerr != nil {
+		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock); rerr != nil {
 			return Grant{}, rerr
 		}
 	}
@@ -215,14 +218,26 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant) (Grant, *RoundEr
 // false, with *token moved above every counter it found at or above it,
 // when the raise must be repeated; an error when too few intact nodes took
 // it, or when the caller's window ran out first.
-func (e *Engine) raise(r *timedRound, tokenKey string, token *int64) (bool, *RoundError) {
+func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op) (bool, *RoundError) {
 	if time.Since(r.start) >= r.ttl-e.opts.MinValidity {
 		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
 		rerr.Spent = time.Since(r.start)
 		return false, rerr
 	}
-	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id}, e.lockTimeout(r.ttl), false)
+	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value}, e.lockTimeout(r.ttl), false)
 	t.collect()
+	noted := func() int {
+		n := 0
+		for j, v := range t.votes {
+			if v == yes && t.replies[j].Noted {
+				n++
+			}
+		}
+		return n
+	}
+	if lock.Key != "" { // the notes must reach Q holders too
+		t.drainUntil(func() bool { return noted() >= e.quorum })
+	}
 	raised, above := 0, *token-1
 	for j, v := range t.votes {
 		if v == yes && e.health[j].isIntact() {
@@ -232,7 +247,7 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64) (bool, *Rou
 			}
 		}
 	}
-	if raised < e.quorum {
+	if raised < e.quorum || lock.Key != "" && noted() < e.quorum {
 		t.drain()
 		rerr := t.roundError(RoundFence, ErrNoQuorum)
 		rerr.Votes = raised

@@ -49,7 +49,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 		rerr = e.levelHolds(r, key, owner)
 	}
 	if rerr == nil && tokenKey != "" {
-		g, rerr = e.fence(r, tokenKey, g)
+		g, rerr = e.fence(r, tokenKey, g, Op{})
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
 	if rerr == nil {

@@ -15,6 +15,11 @@ const (
 	IntactKey = InternalPrefix + "intact"
 	// CountersKey is the set of fencing counter keys on a backend.
 	CountersKey = InternalPrefix + "counters"
+	// TokenKey (no TTL) is the fencing counter of the native locks
+	// (AcquireFenced): one per backend, for every key, so that it costs
+	// constant memory; tokens only need to grow per key, and one counter
+	// grows for all of them.
+	TokenKey = InternalPrefix + "token"
 	// MaxTTLKey (no TTL) records the longest padded TTL, in ms, that any
 	// engine sharing the backend may grant: every engine's restart
 	// quarantine lasts at least that long.

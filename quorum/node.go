@@ -69,11 +69,11 @@ type OpKind uint8
 
 // The single-node operations a round is made of.
 const (
-	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set
+	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set. With Aux (a token counter): also INCR it, noting the count beside the lock and Round as its writer; Token: the count
 	OpDelIfEq                       // delete Key if it holds Value; OK: deleted
 	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open; OK: done
 	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
-	OpRead                          // Key's value and TTL in one snapshot: Entry
+	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
 	OpDel                           // delete Key whatever it holds; OK: it existed
 	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL; OK: done
 
@@ -83,7 +83,7 @@ const (
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
-	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; OK: done, N: the counter before, Own: Round wrote it
+	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 )
 
@@ -116,6 +116,7 @@ type Reply struct {
 	Pre   int64 // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64 // OpHashAcquire with a token counter: the counter after INCR
 	Own   bool  // OpRaise: the counter was last written by this op's Round
+	Noted bool  // OpRaise with a lock: the lock holds Value and now notes the token
 	Err   error
 }
 
@@ -128,6 +129,8 @@ type Entry struct {
 	// Type is the kind of key: a string, or a hash (a reentrant lock; Value
 	// is then its owner), or anything else.
 	Type KeyType
+	// Token is the fencing token noted beside a fenced lock (0: none).
+	Token int64
 }
 
 // KeyType is the Redis type of a key as reads report it.

@@ -151,13 +151,16 @@ func (t *round) collect() {
 // drain waits for every node's answer, counting those still countable, so
 // that nothing in flight lands after what the caller does next. It gives up
 // at lastWait, for a node that broke its promise to answer by its deadline.
-func (t *round) drain() {
-	if t.arrived == len(t.votes) {
+func (t *round) drain() { t.drainUntil(func() bool { return false }) }
+
+// drainUntil is drain that stops early once enough says so.
+func (t *round) drainUntil(enough func() bool) {
+	if t.arrived == len(t.votes) || enough() {
 		return
 	}
 	timer := time.NewTimer(time.Until(t.giveUp))
 	defer timer.Stop()
-	for t.arrived < len(t.votes) {
+	for t.arrived < len(t.votes) && !enough() {
 		select {
 		case a := <-t.ch:
 			t.add(a)
