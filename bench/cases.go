@@ -50,6 +50,10 @@ func redisBenchmark(addr string, clients, pipeline, requests int, command ...str
 var setCommand = []string{"SET", "lock:__rand_int__", "v", "NX", "PX", "30000"}
 var unlockCommand = []string{"EVAL", unlockScript, "1", "lock:__rand_int__", "v"}
 
+// fencedCommand is SET NX PX's native twin: the same lock, with a fencing
+// token (a second round, the raise).
+var fencedCommand = []string{"LOCK.ACQUIRE", "fenced:__rand_int__", "v", "30000"}
+
 // cycles counts lock+unlock cycles per second from workers goroutines, each
 // on its own key, for d. cycle performs one acquire and one release.
 func cycles(workers int, d time.Duration, cycle func(ctx context.Context, worker, n int) error) (float64, error) {

@@ -81,6 +81,11 @@ func main() {
 				}
 			}
 		}
+		for _, p := range []int{1, 16} { // the fenced acquire, beside this run's SET NX PX on N=5
+			r, err := redisBenchmark(proxies[5].addr, 50, p, *requests, fencedCommand...)
+			check(err)
+			m.add(fmt.Sprintf("fenced/P%d/n5", p), r.rps)
+		}
 		for _, t := range []struct{ name, addr string }{{"direct", direct}, {"n5", proxies[5].addr}} {
 			r, err := redisBenchmark(t.addr, 1, 1, *requests/5, setCommand...)
 			check(err)
@@ -177,6 +182,12 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 			fmt.Fprintf(&b, "| %s, `-P %d` | %.0f | %.0f | %.0f | %.0f | %.2fx | %s | %s |\n",
 				wl.label, p, md(k+"direct"), md(k+"n3"), md(k+"n5"), md(k+"n7"), ratio, target, mark)
 		}
+	}
+	b.WriteString("\n## Fencing tokens: `LOCK.ACQUIRE` beside `SET NX PX`, proxy N=5, 50 clients (requests/s)\n\n" +
+		"| `-P` | `SET k v NX PX 30000` | `LOCK.ACQUIRE k v 30000` (token: a second round) | ratio |\n|---|---|---|---|\n")
+	for _, p := range []int{1, 16} {
+		set, fenced := md(fmt.Sprintf("set/P%d/n5", p)), md(fmt.Sprintf("fenced/P%d/n5", p))
+		fmt.Fprintf(&b, "| %d | %.0f | %.0f | %.2fx |\n", p, set, fenced, fenced/set)
 	}
 	cyc := md("cycles/proxy") / md("cycles/redsync")
 	fmt.Fprintf(&b, "\n## Lock+unlock cycles, 50 goroutines, one key each (cycles/s)\n\n"+

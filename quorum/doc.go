@@ -85,18 +85,21 @@
 // and whether this grant wrote it last (WriterKey). A counter another grant
 // left at or above the token means that grant's raise landed after this
 // grant's INCR there: the token becomes that counter plus one and the raise
-// is repeated. A grant's raise runs after it won its quorum, so after every
-// earlier grant's raise completed (an earlier grant's lock must be gone on a
-// node of this quorum, which happens only after its token was given); any
-// two sets of Q share a node, so every token is larger than every one
-// before it (TestFencedTokenAboveARaiseThatLandedLate). A token read is the
-// Q-th largest counter among intact nodes.
+// is repeated, once (what later raises find belongs to later grants). A
+// grant's raise runs after it won its quorum, so after every earlier
+// grant's raise completed (an earlier grant's lock must be gone on a node of
+// this quorum, which happens only after its token was given); any two sets
+// of Q share a node, so every token is larger than every one before it
+// (TestFencedTokenAboveARaiseThatLandedLate). A token read is the Q-th
+// largest counter among intact nodes.
 //
 // Fenced string locks (AcquireFenced, the proxy's LOCK.ACQUIRE) draw their
 // tokens from one counter per node for all keys (TokenKey), so that tokens
 // cost constant memory; the raise also notes the token beside the lock on
 // the nodes that hold it, and needs Q of them, so that a read quorum of the
-// lock's holders includes one that noted it (Token: the largest noted). A node without the mark (it restarted empty, or is new) is repaired:
+// lock's holders includes one that noted it (Token: the largest noted).
+//
+// A node without the mark (it restarted empty, or is new) is repaired:
 // each counter is raised to the largest value among N-Q+1 intact other
 // nodes, and only then marked. With fewer intact nodes answering, no token
 // is given (ErrNoQuorum), never a smaller one. When no node at all is marked

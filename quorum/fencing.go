@@ -199,9 +199,14 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 		rerr.Votes = intact
 		return Grant{}, rerr
 	}
-	for raised := false; !raised; {
+	// The first raise reads what earlier grants left; a second one, when
+	// the token had to move, only makes the new token stick. Counters other
+	// grants raise meanwhile belong to grants after this one (or, with the
+	// shared TokenKey, of other keys): they need no outbidding, and chasing
+	// them would not end under load.
+	for first, raised := true, false; !raised; first = false {
 		var rerr *RoundError
-		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock); rerr != nil {
+		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock, first); rerr != nil {
 			return Grant{}, rerr
 		}
 	}
@@ -214,11 +219,11 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 	return g, nil
 }
 
-// raise raises a quorum of intact nodes' counters to *token. It reports
-// false, with *token moved above every counter it found at or above it,
-// when the raise must be repeated; an error when too few intact nodes took
-// it, or when the caller's window ran out first.
-func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op) (bool, *RoundError) {
+// raise raises a quorum of intact nodes' counters to *token. With outbid,
+// it reports false, with *token moved above every counter another grant
+// left at or above it, when the raise must be repeated; an error when too
+// few intact nodes took it, or when the caller's window ran out first.
+func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, outbid bool) (bool, *RoundError) {
 	if time.Since(r.start) >= r.ttl-e.opts.MinValidity {
 		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
 		rerr.Spent = time.Since(r.start)
@@ -255,7 +260,7 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op) (b
 		return false, rerr
 	}
 	t.finish(func() {})
-	if above >= *token {
+	if outbid && above >= *token {
 		*token = above + 1
 		return false, nil
 	}

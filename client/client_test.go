@@ -1,0 +1,81 @@
+package client_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/client"
+	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/app"
+)
+
+// proxy starts a redlock-proxy over embedded backends and returns a
+// go-redis client to it.
+func proxy(t testing.TB) *redis.Client {
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := app.Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = a.Server.Serve(ln) }()
+	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
+	t.Cleanup(func() { _ = rdb.Close(); a.Close() })
+	return rdb
+}
+
+func TestLockCycle(t *testing.T) {
+	c := client.New(proxy(t))
+	ctx := t.Context()
+	first, err := c.Obtain(ctx, "job", time.Minute)
+	if err != nil || first.Token() < 1 || len(first.Owner()) != 32 {
+		t.Fatalf("Obtain = %+v, %v; want a lock with a token and a random owner", first, err)
+	}
+	if _, err := c.Obtain(ctx, "job", time.Minute, client.WithOwner("other")); !errors.Is(err, client.ErrNotObtained) {
+		t.Fatalf("Obtain of a held lock = %v; want ErrNotObtained", err)
+	}
+	if tok, err := c.Token(ctx, "job"); err != nil || tok != first.Token() {
+		t.Fatalf("Token = %d, %v; want %d", tok, err, first.Token())
+	}
+	if err := first.Refresh(ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Release(ctx); !errors.Is(err, client.ErrLockNotHeld) {
+		t.Fatalf("second Release = %v; want ErrLockNotHeld", err)
+	}
+	if err := first.Refresh(ctx, time.Minute); !errors.Is(err, client.ErrLockNotHeld) {
+		t.Fatalf("Refresh after Release = %v; want ErrLockNotHeld", err)
+	}
+	if _, err := c.Token(ctx, "job"); !errors.Is(err, client.ErrLockNotHeld) {
+		t.Fatalf("Token of a free lock = %v; want ErrLockNotHeld", err)
+	}
+	second, err := c.Obtain(ctx, "job", time.Minute, client.WithOwner("worker-2"))
+	if err != nil || second.Token() <= first.Token() || second.Owner() != "worker-2" {
+		t.Fatalf("second Obtain = %+v, %v; want worker-2 with a token above %d", second, err, first.Token())
+	}
+	if _, err := c.Obtain(ctx, "other", time.Hour); err == nil || errors.Is(err, client.ErrNotObtained) {
+		t.Fatalf("Obtain above max_ttl = %v; want the proxy's error", err)
+	}
+}
+
+func TestObtainHonoursContext(t *testing.T) {
+	c := client.New(proxy(t))
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := c.Obtain(ctx, "job", time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Obtain with a cancelled ctx = %v; want context.Canceled", err)
+	}
+}
