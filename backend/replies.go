@@ -9,49 +9,47 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// hashAcquireReply reads the {granted, holds or pttl, token} reply of the hash acquire script.
-func hashAcquireReply(val any) quorum.Reply {
+// ints reads a script's reply of n integers (n at most 3; an array, so
+// that reading a reply allocates nothing).
+func ints(script string, val any, n int) ([3]int64, error) {
+	var out [3]int64
 	res, ok := val.([]any)
-	if ok && len(res) == 3 {
-		granted, ok1 := res[0].(int64)
-		n, ok2 := res[1].(int64)
-		token, ok3 := res[2].(int64)
-		if ok1 && ok2 && ok3 {
-			return quorum.Reply{OK: granted == 1, N: n, Token: token}
+	if !ok || len(res) != n || n > len(out) {
+		return out, fmt.Errorf("unexpected reply to the %s script: %v", script, val)
+	}
+	for i, v := range res {
+		if out[i], ok = v.(int64); !ok {
+			return out, fmt.Errorf("unexpected reply to the %s script: %v", script, val)
 		}
 	}
-	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the hash acquire script: %v", val)}
+	return out, nil
 }
 
-// pair reads a script's reply of two integers.
-func pair(script string, val any) (a, b int64, err error) {
-	if res, ok := val.([]any); ok && len(res) == 2 {
-		a, ok1 := res[0].(int64)
-		b, ok2 := res[1].(int64)
-		if ok1 && ok2 {
-			return a, b, nil
-		}
+// hashAcquireReply reads the {granted, holds or pttl, token} reply of the hash acquire script.
+func hashAcquireReply(val any) quorum.Reply {
+	v, err := ints("hash acquire", val, 3)
+	if err != nil {
+		return quorum.Reply{Err: err}
 	}
-	return 0, 0, fmt.Errorf("unexpected reply to the %s script: %v", script, val)
+	return quorum.Reply{OK: v[0] == 1, N: v[1], Token: v[2]}
 }
 
 // hashReleaseReply reads the {result, holds before} reply of the hash release script.
 func hashReleaseReply(val any) quorum.Reply {
-	code, pre, err := pair("hash release", val)
-	return quorum.Reply{OK: err == nil && code == 1, N: code, Pre: pre, Err: err}
+	v, err := ints("hash release", val, 2)
+	if err != nil {
+		return quorum.Reply{Err: err}
+	}
+	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1]}
 }
 
 // raiseReply reads the {counter before, own, noted} reply of the raise script.
 func raiseReply(val any) quorum.Reply {
-	if res, ok := val.([]any); ok && len(res) == 3 {
-		before, ok1 := res[0].(int64)
-		own, ok2 := res[1].(int64)
-		noted, ok3 := res[2].(int64)
-		if ok1 && ok2 && ok3 {
-			return quorum.Reply{OK: true, N: before, Own: own == 1, Noted: noted == 1}
-		}
+	v, err := ints("raise", val, 3)
+	if err != nil {
+		return quorum.Reply{Err: err}
 	}
-	return quorum.Reply{Err: fmt.Errorf("unexpected reply to the raise script: %v", val)}
+	return quorum.Reply{OK: true, N: v[0], Own: v[1] == 1, Noted: v[2] == 1}
 }
 
 // entryOf reads the {value, pttl[, type]} reply of a read script.
