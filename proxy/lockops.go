@@ -36,11 +36,21 @@ func (s *Server) release(c *request, key, value string, no falseReply) (released
 	return false
 }
 
-// releaseNotify releases, and tells the waiters on channel (one the caller
-// named, so checked against its prefix) with message when it did.
-func (s *Server) releaseNotify(c *request, key, value, channel, message string) {
+// mayNotify reports whether a script may publish on channel, one its caller
+// named in its arguments: the caller's own and not too long. Otherwise it
+// writes the refusal.
+func (c *request) mayNotify(channel string) bool {
 	if !c.owns([]byte(channel)) || len(channel) > maxChannelLen {
 		c.writeErr(errChannelPerm)
+		return false
+	}
+	return true
+}
+
+// releaseNotify releases, and tells the waiters on channel (one the caller
+// named, so checked by mayNotify) with message when it did.
+func (s *Server) releaseNotify(c *request, key, value, channel, message string) {
+	if !c.mayNotify(channel) {
 		return
 	}
 	if s.release(c, key, value, falseNil) {

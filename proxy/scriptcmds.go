@@ -92,8 +92,7 @@ func springReleaseNotify(s *Server, c *request, o operands) {
 // unconditionally, as DEL does (a force release, refused with
 // allow_force_release: false), and tells the waiters on the channel.
 func springDeleteNotify(s *Server, c *request, o operands) {
-	if !c.owns([]byte(o.channel)) || len(o.channel) > maxChannelLen {
-		c.writeErr(errChannelPerm)
+	if !c.mayNotify(o.channel) {
 		return
 	}
 	existed, ok := s.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", o.key, o.channel, o.message)

@@ -87,17 +87,18 @@ func (e *Engine) lockTimeout(ttl time.Duration) time.Duration {
 // checkTTL is the one check of a lock's TTL against the engine's limits.
 func (e *Engine) checkTTL(ttl time.Duration) error {
 	var reason error
-	switch min := e.MinTTL(); {
+	shortest := e.MinTTL()
+	switch {
 	case ttl <= 0:
 		reason = ErrInvalidTTL
 	case ttl > e.opts.MaxTTL:
 		reason = ErrTTLTooLong
-	case ttl < min:
+	case ttl < shortest:
 		reason = ErrTTLTooShort
 	default:
 		return nil
 	}
-	return &TTLError{TTL: ttl, Min: e.MinTTL(), Max: e.opts.MaxTTL, MinValidity: e.opts.MinValidity,
+	return &TTLError{TTL: ttl, Min: shortest, Max: e.opts.MaxTTL, MinValidity: e.opts.MinValidity,
 		TimeoutFactor: e.opts.TimeoutFactor, Reason: reason}
 }
 
