@@ -3,36 +3,17 @@ package client_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/client"
-	"github.com/redlock-proxy/redlock-proxy/config"
-	"github.com/redlock-proxy/redlock-proxy/internal/app"
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
-// proxy starts a redlock-proxy over embedded backends and returns a
-// go-redis client to it.
-func proxy(t testing.TB) *redis.Client {
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"
-	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := app.Listen(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = a.Server.Serve(ln) }()
-	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1})
-	t.Cleanup(func() { _ = rdb.Close(); a.Close() })
-	return rdb
-}
+// proxy is a go-redis client to a redlock-proxy over embedded backends.
+func proxy(t testing.TB) *redis.Client { return harness.New(t, 0, nil).Client() }
 
 func TestLockCycle(t *testing.T) {
 	c := client.New(proxy(t))

@@ -120,7 +120,7 @@ const fencedClientEnv = "REDLOCK_TEST_FENCED_CLIENT"
 func fencedClient(proxyAddr, storeURL string) {
 	c := redis.NewClient(&redis.Options{Addr: proxyAddr, MaxRetries: -1})
 	defer c.Close()
-	tok, err := c.Do(context.Background(), "LOCK.ACQUIRE", "storage", "client-1", 1000).Int64()
+	tok, err := c.Do(context.Background(), "LOCK.ACQUIRE", "storage", "client-1", 2000).Int64()
 	if err != nil {
 		fmt.Println("acquire failed:", err)
 		os.Exit(1)

@@ -128,7 +128,7 @@ func TestConcurrentFencedGrantsEnd(t *testing.T) {
 	errs := make([]error, 64)
 	for i := range errs {
 		wg.Go(func() {
-			_, errs[i] = e.AcquireFenced(context.Background(), fmt.Sprint("k", i), "o", 2*time.Second)
+			_, errs[i] = e.AcquireFenced(context.Background(), fmt.Sprint("k", i), "o", 10*time.Second)
 		})
 	}
 	wg.Wait()
