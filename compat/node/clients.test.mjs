@@ -26,6 +26,22 @@ test("ioredis 6: HELLO 3, then a lock cycle in RESP3", async () => {
   }
 });
 
+test("ioredis 6: the native lock commands through call, as README shows them", async () => {
+  const c = new IORedis6({ host, port, maxRetriesPerRequest: 0 });
+  try {
+    const t1 = await c.call("LOCK.ACQUIRE", "n6:native", "o1", 5000);
+    assert.ok(Number.isInteger(t1) && t1 > 0, `token ${t1}`);
+    assert.equal(await c.call("LOCK.ACQUIRE", "n6:native", "o2", 5000), null);
+    assert.equal(await c.call("LOCK.TOKEN", "n6:native"), t1);
+    assert.equal(await c.call("LOCK.RELEASE", "n6:native", "o1"), 1);
+    const t2 = await c.call("LOCK.ACQUIRE", "n6:native", "o2", 5000);
+    assert.ok(t2 > t1, `token ${t2} after ${t1}`);
+    assert.equal(await c.call("LOCK.RELEASE", "n6:native", "o2"), 1);
+  } finally {
+    await c.quit();
+  }
+});
+
 test("node-redis 4: CLIENT SETINFO handshake, then a lock cycle", async () => {
   const c = createClient4({ socket: { host, port } });
   await c.connect();

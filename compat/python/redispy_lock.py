@@ -76,6 +76,17 @@ late.acquire()
 check(not r.lock("py:w2", timeout=5, sleep=0.05).acquire(blocking_timeout=0.3), "blocking_timeout gives up")
 late.release()
 
+# The native lock commands through redis-py's generic call, as README
+# ("Fencing tokens") shows them.
+t1 = r.execute_command("LOCK.ACQUIRE", "py:native", "p1", 5000)
+check(isinstance(t1, int) and t1 > 0, "LOCK.ACQUIRE answers a fencing token")
+check(r.execute_command("LOCK.ACQUIRE", "py:native", "p2", 5000) is None, "a second owner gets None")
+check(r.execute_command("LOCK.TOKEN", "py:native") == t1, "LOCK.TOKEN reads the holder's token")
+check(r.execute_command("LOCK.RELEASE", "py:native", "p1") == 1, "LOCK.RELEASE by the owner")
+t2 = r.execute_command("LOCK.ACQUIRE", "py:native", "p2", 5000)
+check(isinstance(t2, int) and t2 > t1, "the next owner's token is larger")
+check(r.execute_command("LOCK.RELEASE", "py:native", "p2") == 1, "and released")
+
 # Threads contending: a read-modify-write under the lock must never interleave.
 state = {"n": 0, "inside": 0, "overlap": False}
 
