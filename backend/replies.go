@@ -74,3 +74,24 @@ func entryOf(val any) (quorum.Entry, error) {
 	}
 	return e, nil
 }
+
+// extendReply reads the extend script's reply: one 0 or 1 per lock, one
+// lock for an OpPExpireIfEq, op.Leases for an OpRenew.
+func extendReply(op quorum.Op, val any) quorum.Reply {
+	res, ok := val.([]any)
+	want := 1
+	if op.Kind == quorum.OpRenew {
+		want = len(op.Leases)
+	}
+	if !ok || len(res) != want {
+		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the extend script: %v", val)}
+	}
+	if op.Kind == quorum.OpPExpireIfEq {
+		return quorum.Reply{OK: res[0] == int64(1)}
+	}
+	each := make([]bool, len(res))
+	for i, v := range res {
+		each[i] = v == int64(1)
+	}
+	return quorum.Reply{OK: true, Each: each}
+}

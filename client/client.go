@@ -35,10 +35,12 @@ func New(rdb RedisClient) *Client { return &Client{rdb: rdb} }
 
 // Lock is a lock this process holds.
 type Lock struct {
-	c     *Client
-	key   string
-	owner string
-	token int64
+	c       *Client
+	key     string
+	owner   string
+	token   int64
+	session bool
+	conn    *redis.Client // a session lock's own connection; nil otherwise
 }
 
 // Option changes how Obtain asks for a lock.
@@ -47,6 +49,19 @@ type Option func(*Lock)
 // WithOwner names the lock's owner; by default a random 128-bit value, which
 // no other process can release by mistake.
 func WithOwner(owner string) Option { return func(l *Lock) { l.owner = owner } }
+
+// WithSession binds the lock to a connection of its own, as a ZooKeeper
+// ephemeral node is bound to its session: the proxy renews it while that
+// connection is open, so no Refresh is needed, and releases it when the
+// connection closes (Release, this process exiting, the link breaking). If
+// the proxy replica dies the lock expires with its TTL. The Client must be
+// a *redis.Client (its options are copied for the lock's connection), and
+// ttl at least three of the proxy's session_tick.
+func WithSession() Option { return func(l *Lock) { l.session = true } }
+
+// ErrNoSession: WithSession was asked of a client that cannot open a
+// connection of its own (not a *redis.Client).
+var ErrNoSession = errors.New("redlock-proxy: WithSession needs a *redis.Client")
 
 // Obtain takes key for ttl (whole milliseconds) and returns the lock with its
 // fencing token; ErrNotObtained when another owner holds it.
@@ -60,15 +75,51 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		_, _ = rand.Read(b[:])
 		l.owner = hex.EncodeToString(b[:])
 	}
-	token, err := c.rdb.Do(ctx, "LOCK.ACQUIRE", key, l.owner, ttl.Milliseconds()).Int64()
+	args := []any{"LOCK.ACQUIRE", key, l.owner, ttl.Milliseconds()}
+	if l.session {
+		conn, err := c.sessionConn()
+		if err != nil {
+			return nil, err
+		}
+		l.conn = conn
+		args = append(args, "SESSION")
+	}
+	token, err := l.do(ctx, args...).Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
-		return nil, ErrNotObtained
-	case err != nil:
-		return nil, err
+		err = ErrNotObtained
+	case err == nil:
+		l.token = token
+		return l, nil
 	}
-	l.token = token
-	return l, nil
+	if l.conn != nil {
+		_ = l.conn.Close()
+	}
+	return nil, err
+}
+
+// sessionConn opens a connection for one session lock: a pool of one that
+// never closes it for idleness or age (that would release the lock) and
+// never retries a command on another connection.
+func (c *Client) sessionConn() (*redis.Client, error) {
+	rc, ok := c.rdb.(*redis.Client)
+	if !ok {
+		return nil, ErrNoSession
+	}
+	o := *rc.Options()
+	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
+	o.ConnMaxIdleTime, o.ConnMaxLifetime = -1, 0
+	o.MaxRetries = -1
+	return redis.NewClient(&o), nil
+}
+
+// do sends a command on the lock's own connection (a session lock) or the
+// client's pool.
+func (l *Lock) do(ctx context.Context, args ...any) *redis.Cmd {
+	if l.conn != nil {
+		return l.conn.Do(ctx, args...)
+	}
+	return l.c.rdb.Do(ctx, args...)
 }
 
 // Token reads the fencing token of key's current holder; ErrLockNotHeld
@@ -94,12 +145,19 @@ func (l *Lock) Token() int64 { return l.token }
 // Refresh sets the lock's TTL to ttl from now; ErrLockNotHeld when it was
 // lost (expired, or taken over). The token stays the same.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	return l.held(l.c.rdb.Do(ctx, "LOCK.EXTEND", l.key, l.owner, ttl.Milliseconds()).Int64())
+	return l.held(l.do(ctx, "LOCK.EXTEND", l.key, l.owner, ttl.Milliseconds()).Int64())
 }
 
-// Release gives the lock up; ErrLockNotHeld when it was already lost.
+// Release gives the lock up; ErrLockNotHeld when it was already lost. A
+// session lock's connection is closed too, which releases it on the proxy
+// even if the release command failed.
 func (l *Lock) Release(ctx context.Context) error {
-	return l.held(l.c.rdb.Do(ctx, "LOCK.RELEASE", l.key, l.owner).Int64())
+	err := l.held(l.do(ctx, "LOCK.RELEASE", l.key, l.owner).Int64())
+	if l.conn != nil {
+		_ = l.conn.Close()
+		l.conn = nil // later calls go through the pool and find the lock gone
+	}
+	return err
 }
 
 func (l *Lock) held(n int64, err error) error {

@@ -60,3 +60,41 @@ func TestObtainHonoursContext(t *testing.T) {
 		t.Fatalf("Obtain with a cancelled ctx = %v; want context.Canceled", err)
 	}
 }
+
+// A session lock needs no Refresh: it outlives its TTL while its
+// connection is open, and Release frees it.
+func TestSessionLock(t *testing.T) {
+	rdb := proxy(t)
+	c := client.New(rdb)
+	ctx := t.Context()
+	const ttl = 1500 * time.Millisecond // three of the default session_tick
+	lock, err := c.Obtain(ctx, "job", ttl, client.WithSession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if tok, err := c.Token(ctx, "job"); err != nil || tok != lock.Token() {
+		t.Fatalf("Token two TTLs later = %d, %v; want %d (renewed by its session)", tok, err, lock.Token())
+	}
+	if _, err := c.Obtain(ctx, "job", ttl, client.WithSession()); !errors.Is(err, client.ErrNotObtained) {
+		t.Fatalf("Obtain of a held session lock = %v; want ErrNotObtained", err)
+	}
+	if err := lock.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Release(ctx); !errors.Is(err, client.ErrLockNotHeld) {
+		t.Fatalf("second Release = %v; want ErrLockNotHeld", err)
+	}
+	if _, err := c.Obtain(ctx, "job", ttl); err != nil {
+		t.Fatalf("Obtain after the session lock's release: %v", err)
+	}
+	other := client.New(doer{rdb})
+	if _, err := other.Obtain(ctx, "other", ttl, client.WithSession()); !errors.Is(err, client.ErrNoSession) {
+		t.Fatalf("WithSession over a plain Do = %v; want ErrNoSession", err)
+	}
+}
+
+// doer is a RedisClient that is not a *redis.Client.
+type doer struct{ rdb *redis.Client }
+
+func (d doer) Do(ctx context.Context, args ...any) *redis.Cmd { return d.rdb.Do(ctx, args...) }

@@ -48,6 +48,7 @@ var settings = []setting{
 	{"max_args", "most arguments one command may have", func(c *Config) any { return &c.MaxArgs }},
 	{"write_timeout", "close a client connection whose replies cannot be written this long (it stopped reading)", func(c *Config) any { return &c.WriteTimeout }},
 	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
+	{"session_tick", "how often session locks (LOCK.ACQUIRE ... SESSION) are renewed, in one batched round; their TTL must be at least three ticks", func(c *Config) any { return &c.SessionTick }},
 	{"http_listen", "serve /metrics, /healthz and /readyz on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
 	{"log_format", "log format: text or json", func(c *Config) any { return &c.LogFormat }},
 	{"log_values", "let logs name lock keys and owner values (they can be secrets)", func(c *Config) any { return &c.LogValues }},

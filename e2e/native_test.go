@@ -95,7 +95,9 @@ func TestNativeLocks(t *testing.T) {
 
 	for args, want := range map[string]string{
 		"LOCK.ACQUIRE k o 0":            "ERR invalid expire time in 'lock.acquire' command",
-		"LOCK.ACQUIRE k o 1000 WAIT 10": "ERR LOCK.ACQUIRE takes key owner ttl-ms",
+		"LOCK.ACQUIRE k o 1000 WAIT 10": "ERR LOCK.ACQUIRE's WAIT option is not served yet",
+		"LOCK.ACQUIRE k o 1000 SESSION": "ERR a SESSION lock needs ttl-ms of at least 1500",
+		"LOCK.ACQUIRE k o 9000 FOREVER": "ERR syntax error",
 		"LOCK.ACQUIRE k o 700000":       "ERR lock TTL 700000 ms exceeds max_ttl",
 		"LOCK.EXTEND k o x":             "ERR invalid expire time in 'lock.extend' command",
 		"LOCK.TOKEN k o extra":          "ERR wrong number of arguments for 'lock.token' command",

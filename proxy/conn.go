@@ -37,6 +37,7 @@ func (c *client) serve() {
 		c.cancel()
 		_ = c.nc.Close()
 		c.unsubscribeAll()
+		c.s.sessions.closed(c) // its connection-bound locks go with it
 		c.s.forget(c)
 	}()
 	for {

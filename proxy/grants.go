@@ -42,6 +42,11 @@ func (c *request) settle() {
 	for _, g := range grants {
 		g.Revoke()
 	}
+	c.grantsMu.Lock()
+	for _, id := range c.sessions {
+		c.s.sessions.drop(c.client, id)
+	}
+	c.grantsMu.Unlock()
 	c.s.metrics.lapsed.Add(1)
 	c.wr.SetBuffer(c.wr.Buffer()[:c.mark])
 	c.writeErr(respError(fmt.Sprintf("NOQUORUM granted, but the reply could not be written while the lock's window lasted "+

@@ -31,6 +31,11 @@ type Limits struct {
 	WriteTimeout time.Duration `yaml:"write_timeout"`
 	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// SessionTick is how often the proxy renews the session locks
+	// (LOCK.ACQUIRE ... SESSION) of its connections, all in one batched
+	// round; a session lock's TTL must be at least three ticks. Default
+	// 500ms; positive.
+	SessionTick time.Duration `yaml:"session_tick"`
 }
 
 // DefaultLimits returns the limits used where nothing else is said.
@@ -41,6 +46,7 @@ func DefaultLimits() Limits {
 		MaxRequestSize:    64 << 10,
 		MaxArgs:           4096,
 		WriteTimeout:      10 * time.Second,
+		SessionTick:       500 * time.Millisecond,
 	}
 }
 
@@ -61,6 +67,9 @@ func (l Limits) Problems() []*quorum.SettingError {
 	}
 	if l.WriteTimeout <= 0 {
 		bad("write_timeout", "%v must be positive", l.WriteTimeout)
+	}
+	if l.SessionTick <= 0 {
+		bad("session_tick", "%v must be positive", l.SessionTick)
 	}
 	for _, p := range []struct {
 		setting string

@@ -61,8 +61,8 @@ func (s *Server) releaseNotify(c *request, key, value, channel, message string) 
 // extend answers 1 when a quorum took the new TTL, "no" when the caller did
 // not hold the lock on a majority. With orAcquire (redsync's touch with
 // SetNX), a lock nobody holds is taken again instead: 1 either way, "no"
-// when another owner has it.
-func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) {
+// when another owner has it. It reports whether it answered 1.
+func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) (ok bool) {
 	start := time.Now()
 	g, err := s.engine.Extend(c.ctx, key, value, ttl)
 	s.track(c, kindExtend, start, g, err)
@@ -74,11 +74,13 @@ func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcqu
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)
+		return true
 	case errors.Is(err, quorum.ErrNotHeld), errors.Is(err, quorum.ErrTaken):
 		c.writeFalse(no)
 	default:
 		c.writeErr(err)
 	}
+	return false
 }
 
 // extendBy adds to the TTL the owner holds on a quorum now (redis-py's

@@ -156,6 +156,11 @@ var (
 	descRollbacks   = prometheus.NewDesc("redlock_rollbacks_total", "Failed acquires rolled back.", nil, nil)
 	descRollbackErr = prometheus.NewDesc("redlock_rollback_failures_total", "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
 	descLapsed      = prometheus.NewDesc("redlock_grants_revoked_total", "Grants revoked because their reply could not be written within the lock's window.", nil, nil)
+	descSessions    = prometheus.NewDesc("redlock_session_locks", "Connection-bound locks this proxy renews.", nil, nil)
+	descRenewals    = prometheus.NewDesc("redlock_session_renewal_rounds_total", "Batched renewal rounds of session locks (one operation per backend each).", nil, nil)
+	descRenewed     = prometheus.NewDesc("redlock_session_renewed_total", "Session lock renewals that a quorum took.", nil, nil)
+	descLost        = prometheus.NewDesc("redlock_session_lost_total", "Session locks given up: gone from a quorum, or not renewed within their window.", nil, nil)
+	descReleased    = prometheus.NewDesc("redlock_session_released_total", "Session locks released because their connection closed.", nil, nil)
 	descUp          = prometheus.NewDesc("redlock_backend_up", "1 when the backend answered its last health check.", []string{"backend"}, nil)
 	descQuarantined = prometheus.NewDesc("redlock_backend_quarantined", "1 while the backend is in restart quarantine.", []string{"backend"}, nil)
 	descCheck       = prometheus.NewDesc("redlock_backend_check_seconds", "Duration of the backend's last health check.", []string{"backend"}, nil)
@@ -165,7 +170,8 @@ var (
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
-		descCommands, descRollbacks, descRollbackErr, descLapsed, descUp, descQuarantined, descCheck, descQuorum} {
+		descCommands, descRollbacks, descRollbackErr, descLapsed, descSessions, descRenewals, descRenewed, descLost, descReleased,
+		descUp, descQuarantined, descCheck, descQuorum} {
 		ch <- d
 	}
 	m.roundSeconds.Describe(ch)
@@ -198,6 +204,12 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		rb, rbFailed := s.engine.Rollbacks()
 		counter(descRollbacks, rb)
 		counter(descRollbackErr, rbFailed)
+		ss := &s.sessions
+		gauge(descSessions, float64(ss.count()))
+		counter(descRenewals, ss.renewals.Load())
+		counter(descRenewed, ss.renewed.Load())
+		counter(descLost, ss.lost.Load())
+		counter(descReleased, ss.released.Load())
 		usable := 0
 		for _, st := range s.engine.Status() {
 			gauge(descUp, float64(boolInt(st.Up)), st.Addr)

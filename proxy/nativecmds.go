@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -11,29 +13,61 @@ import (
 // own (every Redis client can, through its generic call): each grant comes
 // with a fencing token, by quorum, larger than every token before it.
 //
-//	LOCK.ACQUIRE key owner ttl-ms  -> the token, or nil when another owner holds the lock
+//	LOCK.ACQUIRE key owner ttl-ms [SESSION]  -> the token, or nil when another owner holds the lock
 //	LOCK.EXTEND key owner ttl-ms   -> 1, or 0 when owner does not hold it
 //	LOCK.RELEASE key owner         -> 1, or 0 when owner does not hold it
 //	LOCK.TOKEN key [owner]         -> the holder's token (when given, owner's), or nil
 //
 // A native lock is a plain lock on the backends (key = owner, with a TTL),
 // so GET, PTTL and the compare-and-delete scripts see it as any other.
+// With SESSION it is bound to the connection (sessions.go): renewed while
+// the connection is open, released when it closes.
+
+// acquireArgs is LOCK.ACQUIRE's request.
+type acquireArgs struct {
+	key, owner string
+	ttl        time.Duration
+	session    bool
+}
+
+// parseAcquire reads key owner ttl-ms [WAIT ms] [SESSION].
+func (s *Server) parseAcquire(args [][]byte) (acquireArgs, error) {
+	ttl, err := parseMillis(args[3], "lock.acquire")
+	if err != nil {
+		return acquireArgs{}, err
+	}
+	a := acquireArgs{key: string(args[1]), owner: string(args[2]), ttl: ttl}
+	for _, opt := range args[4:] {
+		switch {
+		case strings.EqualFold(string(opt), "SESSION") && !a.session:
+			a.session = true
+		case strings.EqualFold(string(opt), "WAIT"):
+			return a, respError("ERR LOCK.ACQUIRE's WAIT option is not served yet: retry on nil, or wait on the lock's release")
+		default:
+			return a, errSyntax
+		}
+	}
+	if least := s.minSessionTTL(); a.session && ttl < least {
+		return a, respError(fmt.Sprintf("ERR a SESSION lock needs ttl-ms of at least %d: three renewal ticks (session_tick %d ms)",
+			least.Milliseconds(), s.opts.SessionTick.Milliseconds()))
+	}
+	return a, nil
+}
 
 func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
-	if len(args) > 4 {
-		c.writeErr(respError("ERR LOCK.ACQUIRE takes key owner ttl-ms: its WAIT and SESSION options are not served yet"))
-		return
-	}
-	ttl, err := parseMillis(args[3], "lock.acquire")
+	a, err := s.parseAcquire(args)
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
 	start := time.Now()
-	g, err := s.engine.AcquireFenced(c.ctx, string(args[1]), string(args[2]), ttl)
+	g, err := s.engine.AcquireFenced(c.ctx, a.key, a.owner, a.ttl)
 	s.track(c, kindAcquire, start, g, err)
 	switch {
 	case err == nil:
+		if a.session {
+			c.bookSession(sessionKey{a.key, a.owner}, a.ttl)
+		}
 		c.wr.WriteInt64(g.Token)
 	case errors.Is(err, quorum.ErrTaken):
 		c.writeNull()
@@ -42,16 +76,30 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 	}
 }
 
+// bookSession hands a session lock the request was granted to the renewer;
+// settle takes it back if the grant is revoked.
+func (c *request) bookSession(id sessionKey, ttl time.Duration) {
+	c.s.sessions.add(c.client, id, ttl, c.arrived)
+	c.grantsMu.Lock()
+	c.sessions = append(c.sessions, id)
+	c.grantsMu.Unlock()
+}
+
 func (s *Server) cmdLockExtend(c *request, args [][]byte) {
 	ttl, err := parseMillis(args[3], "lock.extend")
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
-	s.extend(c, string(args[1]), string(args[2]), ttl, false, falseZero)
+	if s.extend(c, string(args[1]), string(args[2]), ttl, false, falseZero) {
+		// A session lock's renewals go on with the new TTL.
+		s.sessions.extended(c.client, sessionKey{string(args[1]), string(args[2])}, ttl, c.arrived)
+	}
 }
 
 func (s *Server) cmdLockRelease(c *request, args [][]byte) {
+	// Out of the book first: no renewal after the release.
+	s.sessions.drop(c.client, sessionKey{string(args[1]), string(args[2])})
 	s.release(c, string(args[1]), string(args[2]), falseZero)
 }
 

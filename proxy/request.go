@@ -25,6 +25,7 @@ type request struct {
 
 	grantsMu sync.Mutex
 	grants   []quorum.Grant // what its reply says was granted
+	sessions []sessionKey   // session locks its grants booked
 }
 
 func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {

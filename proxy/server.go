@@ -40,6 +40,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
+	s.sessions.s = s
 	s.metrics.server.Store(s)
 	s.scripts.register(o.scripts)
 	s.cmds = s.commandTable()
@@ -136,6 +137,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		s.conns.Wait()
 		close(done)
 	}()
+	defer s.sessions.shutdown() // after the connections released their session locks
 	select {
 	case <-done:
 		return nil
@@ -151,6 +153,7 @@ func (s *Server) Close() error {
 	s.stopAccepting()
 	s.closeAll()
 	s.conns.Wait()
+	s.sessions.shutdown()
 	return nil
 }
 

@@ -30,6 +30,8 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
+	sessions sessions // connection-bound locks and their renewer
+
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	clients   map[*client]struct{}

@@ -112,6 +112,20 @@ func (f *fakeNode) raiseLocked(key string, n int64) {
 	f.counters[key] = true
 }
 
+// extend is the extend script on one lock: l.Key's TTL set while it holds
+// l.Value and its holder's window is open.
+func (f *fakeNode) extend(l Lease) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e, ok := f.data[l.Key]
+	if !ok || e.value != l.Value || time.Until(e.expiry) <= e.pad {
+		return false // not held, or the holder's window is over
+	}
+	f.setTTLs = append(f.setTTLs, l.TTL)
+	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token}
+	return true
+}
+
 // counter is the value of a counter key on the node.
 func (f *fakeNode) counter(key string) int64 {
 	f.mu.Lock()
@@ -204,7 +218,7 @@ func (f *fakeNode) callCount(op string) int {
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise",
-	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget"}
+	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -280,23 +294,22 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		delete(f.data, op.Key)
 		return Reply{OK: true}
-	case OpDelIfEq, OpPExpireIfEq:
+	case OpDelIfEq:
 		if !held || v != op.Value {
 			return Reply{}
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		e := f.data[op.Key]
-		if op.Kind == OpDelIfEq {
-			delete(f.data, op.Key)
-			return Reply{OK: true}
-		}
-		if time.Until(e.expiry) <= e.pad {
-			return Reply{} // the holder's window is over
-		}
-		f.setTTLs = append(f.setTTLs, op.TTL)
-		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: e.round, pad: op.Pad, token: e.token}
+		delete(f.data, op.Key)
 		return Reply{OK: true}
+	case OpPExpireIfEq:
+		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad})}
+	case OpRenew:
+		each := make([]bool, len(op.Leases))
+		for i, l := range op.Leases {
+			each[i] = f.extend(l)
+		}
+		return Reply{OK: true, Each: each}
 	case OpRead:
 		f.mu.Lock()
 		defer f.mu.Unlock()

@@ -85,6 +85,8 @@ const (
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
 	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
+
+	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored); Each: per lease, extended
 )
 
 // Op is one single-node operation.
@@ -106,17 +108,20 @@ type Op struct {
 	// an extend refuses once the key's PTTL is down to it, as the holder's
 	// window is then over even though the padded key lives on.
 	Pad time.Duration
+	// Leases are the locks an OpRenew extends.
+	Leases []Lease
 }
 
 // Reply is one node's answer to an Op.
 type Reply struct {
 	OK    bool
-	Entry Entry // OpRead, OpHashGet
-	N     int64 // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before
-	Pre   int64 // OpHashRelease: the holds before, -1 when answered from the latch
-	Token int64 // OpHashAcquire with a token counter: the counter after INCR
-	Own   bool  // OpRaise: the counter was last written by this op's Round
-	Noted bool  // OpRaise with a lock: the lock holds Value and now notes the token
+	Entry Entry  // OpRead, OpHashGet
+	N     int64  // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before
+	Pre   int64  // OpHashRelease: the holds before, -1 when answered from the latch
+	Token int64  // OpHashAcquire with a token counter: the counter after INCR
+	Own   bool   // OpRaise: the counter was last written by this op's Round
+	Noted bool   // OpRaise with a lock: the lock holds Value and now notes the token
+	Each  []bool // OpRenew: per lease, whether it was extended
 	Err   error
 }
 

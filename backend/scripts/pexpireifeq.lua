@@ -1,22 +1,32 @@
--- Compare-and-extend: set KEYS[1]'s TTL to ARGV[2] ms only while it holds ARGV[1] and its
--- holder's window is still open. The key's TTL was padded for clock drift by the amount
--- its note KEYS[2] ("<round> <pad>[ <token>]") records; once PTTL is down to that padding
--- the holder's window is over, as on one Redis the key would be gone. The note then
--- records ARGV[3], the new padding, and keeps a fenced lock's token. Returns 1 when
--- extended, else 0.
-if redis.call("GET", KEYS[1]) ~= ARGV[1] then
-  return 0
+-- Compare-and-extend, for each lock i (one or many: a session's batched renewal): set
+-- KEYS[2i-1]'s TTL to ARGV[3i-1] ms only while it holds ARGV[3i-2] and its holder's window
+-- is still open. The key's TTL was padded for clock drift by the amount its note KEYS[2i]
+-- ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
+-- window is over, as on one Redis the key would be gone. The note then records ARGV[3i],
+-- the new padding, keeps a fenced lock's token, and keeps outliving the key by as much
+-- as it did (a lock-delay). Returns, per lock, 1 when extended, else 0.
+local out = {}
+for i = 1, #KEYS / 2 do
+  local key, meta = KEYS[2 * i - 1], KEYS[2 * i]
+  local value, ms, newpad = ARGV[3 * i - 2], tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
+  out[i] = 0
+  if redis.call("GET", key) == value then
+    local round, pad, rest = "", 0, ""
+    local note = redis.call("GET", meta)
+    if note then
+      local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
+      round, pad, rest = r or "", tonumber(p) or 0, t or ""
+    end
+    local ttl = redis.call("PTTL", key)
+    if ttl < 0 or ttl > pad then
+      local delay = 0
+      if note and ttl > 0 then
+        delay = math.max(0, redis.call("PTTL", meta) - ttl)
+      end
+      redis.call("PEXPIRE", key, ms)
+      redis.call("SET", meta, round .. " " .. newpad .. rest, "PX", ms + delay)
+      out[i] = 1
+    end
+  end
 end
-local round, pad, rest = "", 0, ""
-local note = redis.call("GET", KEYS[2])
-if note then
-  local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
-  round, pad, rest = r or "", tonumber(p) or 0, t or ""
-end
-local ttl = redis.call("PTTL", KEYS[1])
-if ttl >= 0 and ttl <= pad then
-  return 0
-end
-redis.call("PEXPIRE", KEYS[1], ARGV[2])
-redis.call("SET", KEYS[2], round .. " " .. ARGV[3] .. rest, "PX", ARGV[2])
-return 1
+return out

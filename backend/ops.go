@@ -1,0 +1,156 @@
+package backend
+
+// How each quorum.Op goes out as a command (a script on the backend), and
+// how its reply comes back.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// keysOf lists the keys a script for op touches.
+func keysOf(op quorum.Op) []string {
+	switch op.Kind {
+	case quorum.OpSetNX:
+		if op.Aux != "" { // fenced
+			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
+		}
+		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpRenew:
+		keys := make([]string, 0, 2*len(op.Leases))
+		for _, l := range op.Leases {
+			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
+		}
+		return keys
+	case quorum.OpUndo, quorum.OpDelIfEq, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
+		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpHashAcquire:
+		if op.Aux != "" {
+			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
+		}
+	case quorum.OpRaise:
+		if op.Aux != "" { // and note the token beside lock Aux
+			return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key), op.Aux, quorum.MetaKey(op.Aux)}
+		}
+		return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key)}
+	}
+	if op.Aux != "" {
+		return []string{op.Key, op.Aux}
+	}
+	return []string{op.Key}
+}
+
+func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) redis.Cmder {
+	keys := keysOf(op)
+	script := func(s *redis.Script, args ...any) redis.Cmder {
+		if eval {
+			return s.Eval(ctx, pipe, keys, args...)
+		}
+		return s.EvalSha(ctx, pipe, keys, args...)
+	}
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	switch op.Kind {
+	case quorum.OpSetNX:
+		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
+	case quorum.OpUndo:
+		return script(undoScript, op.Value, op.Round)
+	case quorum.OpDelIfEq:
+		return script(delIfEqScript, op.Value)
+	case quorum.OpPExpireIfEq:
+		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
+	case quorum.OpRenew:
+		args := make([]any, 0, 3*len(op.Leases))
+		for _, l := range op.Leases {
+			args = append(args, l.Value, ms(l.TTL), ms(l.Pad))
+		}
+		return script(pexpireIfEqScript, args...)
+	case quorum.OpRead:
+		return script(getPTTLScript)
+	case quorum.OpDel:
+		return script(delScript)
+	case quorum.OpSetXX:
+		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
+	case quorum.OpHashAcquire:
+		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)
+	case quorum.OpHashRelease:
+		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
+	case quorum.OpHashExtend:
+		return script(hashExtendScript, op.Value, ms(op.TTL))
+	case quorum.OpHashUnhold:
+		all := "1"
+		if op.N == 0 {
+			all = "all"
+		}
+		return script(hashUnholdScript, op.Value, all, ms(op.AuxTTL), "1")
+	case quorum.OpHashSetHolds:
+		return script(hashSetHoldsScript, op.Value, op.N, ms(op.TTL), ms(op.AuxTTL), "0")
+	case quorum.OpHashGet:
+		return script(hashGetScript, op.Value)
+	case quorum.OpRaise:
+		return script(raiseScript, op.N, op.Round, op.Value)
+	}
+	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
+}
+
+// replyOf reads one command's outcome as the quorum.Reply for op.
+func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
+	err := sortErr(cmd.Err())
+	switch op.Kind {
+	case quorum.OpRead, quorum.OpHashGet:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		e, err := entryOf(cmd.(*redis.Cmd).Val())
+		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
+	case quorum.OpHashAcquire:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		return hashAcquireReply(cmd.(*redis.Cmd).Val())
+	case quorum.OpHashRelease:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		return hashReleaseReply(cmd.(*redis.Cmd).Val())
+	case quorum.OpRaise:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		return raiseReply(cmd.(*redis.Cmd).Val())
+	case quorum.OpPExpireIfEq, quorum.OpRenew:
+		if err != nil {
+			return quorum.Reply{Err: err}
+		}
+		return extendReply(op, cmd.(*redis.Cmd).Val())
+	}
+	if err != nil {
+		return quorum.Reply{Err: err}
+	}
+	var v int64
+	switch c := cmd.(type) {
+	case *redis.Cmd:
+		v, err = c.Int64()
+	case *redis.IntCmd:
+		v = c.Val()
+	}
+	if op.Kind == quorum.OpSetNX && op.Aux != "" { // a fenced acquire answers its counter
+		return quorum.Reply{OK: v > 0, Token: v, Err: err}
+	}
+	return quorum.Reply{OK: v == 1, N: v, Err: err}
+}
+
+// sortErr tells the engine a server's error reply (*quorum.ReplyError: the
+// link is fine) from a transport failure, which it returns as it is.
+func sortErr(err error) error {
+	var rerr redis.Error
+	if errors.As(err, &rerr) {
+		return &quorum.ReplyError{Msg: rerr.Error()}
+	}
+	return err
+}

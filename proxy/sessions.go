@@ -1,0 +1,235 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// Connection-bound locks (LOCK.ACQUIRE ... SESSION), as ZooKeeper's
+// ephemeral nodes and etcd's leases: the proxy renews them while the
+// connection that took them is open and releases them when it closes. If
+// this process dies, is paused or loses its backends, nothing renews them
+// and they expire with their TTL, like any other lock.
+//
+// One renewer per server wakes every session_tick and renews, in one
+// engine.Renew (one operation per backend), every session lock a third of
+// whose TTL has passed since its window last opened. A lock whose renewal
+// finds it gone from a quorum, or whose window ended before a renewal
+// succeeded, is lost: it leaves the book and is never renewed again (its
+// holder learns it from LOCK.EXTEND or LOCK.TOKEN answering 0 or nil).
+
+// sessionKey names a session lock of one connection.
+type sessionKey struct{ key, owner string }
+
+// sessionLock is one lock a connection holds by session.
+type sessionLock struct {
+	c     *client
+	id    sessionKey
+	ttl   time.Duration
+	until time.Time // its window ends: the last grant's arrival plus ttl
+}
+
+// sessions is the server's book of session locks and their renewer.
+type sessions struct {
+	s    *Server
+	mu   sync.Mutex
+	book map[*client]map[sessionKey]*sessionLock
+	size int
+	stop    context.CancelFunc // nil until the renewer runs
+	done    chan struct{}
+	stopped bool // shut down: no renewer starts again
+
+	renewals, renewed, lost, released atomic.Int64
+}
+
+// minSessionTTL is the shortest TTL a session lock may have: the renewer
+// must get to it at least twice within its window.
+func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
+
+// add books a session lock of c, granted to a request that arrived at
+// arrived, and starts the renewer if it is not running.
+func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, arrived time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.book == nil {
+		ss.book = map[*client]map[sessionKey]*sessionLock{}
+	}
+	mine := ss.book[c]
+	if mine == nil {
+		mine = map[sessionKey]*sessionLock{}
+		ss.book[c] = mine
+	}
+	if _, ok := mine[id]; !ok {
+		ss.size++
+	}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: arrived.Add(ttl)}
+	if ss.stop == nil && !ss.stopped {
+		ctx, cancel := context.WithCancel(context.Background())
+		ss.stop, ss.done = cancel, make(chan struct{})
+		go ss.renewer(ctx, ss.done)
+	}
+}
+
+// extended moves a session lock's window after its holder extended it.
+func (ss *sessions) extended(c *client, id sessionKey, ttl time.Duration, arrived time.Time) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[c][id]; l != nil {
+		l.ttl, l.until = ttl, arrived.Add(ttl)
+	}
+}
+
+// drop takes a session lock out of the book (its holder released it, or its
+// grant was revoked); it reports whether it was there.
+func (ss *sessions) drop(c *client, id sessionKey) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.dropLocked(ss.book[c][id])
+}
+
+func (ss *sessions) dropLocked(l *sessionLock) bool {
+	if l == nil || ss.book[l.c][l.id] != l {
+		return false
+	}
+	delete(ss.book[l.c], l.id)
+	if len(ss.book[l.c]) == 0 {
+		delete(ss.book, l.c)
+	}
+	ss.size--
+	return true
+}
+
+// closed releases every session lock of a connection that closed, and
+// returns once each release round ended.
+func (ss *sessions) closed(c *client) {
+	ss.mu.Lock()
+	var mine []*sessionLock
+	for _, l := range ss.book[c] {
+		mine = append(mine, l)
+	}
+	for _, l := range mine {
+		ss.dropLocked(l)
+	}
+	ss.mu.Unlock()
+	if len(mine) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), ss.s.opts.WriteTimeout)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, l := range mine {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			err := ss.s.engine.Release(ctx, l.id.key, l.id.owner)
+			ss.s.metrics.observe(kindRelease, start, err, 0)
+			if err == nil {
+				ss.released.Add(1)
+				return
+			}
+			ss.s.opts.logger.Warn("releasing a session lock of a closed connection failed; it expires with its TTL",
+				ss.s.sessionAttrs(l, err)...)
+		}()
+	}
+	wg.Wait()
+}
+
+// renewer renews the book's due locks every tick until ctx ends.
+func (ss *sessions) renewer(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(ss.s.opts.SessionTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ss.renewDue(ctx)
+		}
+	}
+}
+
+// renewDue renews, in one batched round, every lock a third of whose TTL has
+// passed; it drops locks whose window ended unrenewed or that are gone.
+func (ss *sessions) renewDue(ctx context.Context) {
+	now := time.Now()
+	var due []*sessionLock
+	var leases []quorum.Lease
+	ss.mu.Lock()
+	for _, mine := range ss.book {
+		for _, l := range mine {
+			switch left := l.until.Sub(now); {
+			case left <= ss.s.engine.MinValidity():
+				ss.dropLocked(l)
+				ss.lose(l, errWindowEnded)
+			case left <= l.ttl*2/3:
+				due = append(due, l)
+				leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
+			}
+		}
+	}
+	ss.mu.Unlock()
+	if len(due) == 0 {
+		return
+	}
+	ss.renewals.Add(1)
+	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for i, l := range due {
+		if ss.book[l.c][l.id] != l {
+			continue // released or replaced meanwhile
+		}
+		switch err := errs[i]; {
+		case err == nil:
+			l.until = now.Add(l.ttl)
+			ss.renewed.Add(1)
+		case errors.Is(err, quorum.ErrNotHeld):
+			ss.dropLocked(l)
+			ss.lose(l, err)
+		}
+		// Otherwise (no quorum now) the next tick tries again while the window lasts.
+	}
+}
+
+var errWindowEnded = errors.New("its window ended before a renewal succeeded")
+
+// lose counts and logs a session lock that is no longer held.
+func (ss *sessions) lose(l *sessionLock, why error) {
+	ss.lost.Add(1)
+	ss.s.opts.logger.Warn("session lock lost; no longer renewed", ss.s.sessionAttrs(l, why)...)
+}
+
+func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
+	attrs := []any{"client", l.c.id, "err", err}
+	if s.opts.logValues {
+		attrs = append(attrs, slog.String("key", l.id.key), slog.String("owner", l.id.owner))
+	}
+	return attrs
+}
+
+// count is how many session locks the server renews now.
+func (ss *sessions) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return ss.size
+}
+
+// shutdown stops the renewer; locks still booked expire with their TTL.
+func (ss *sessions) shutdown() {
+	ss.mu.Lock()
+	stop, done := ss.stop, ss.done
+	ss.stopped = true
+	ss.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}

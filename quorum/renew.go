@@ -1,0 +1,134 @@
+package quorum
+
+import (
+	"context"
+	"time"
+)
+
+// Lease is one lock of a batched renewal (Renew): Key held by Value, to be
+// extended to TTL. In an OpRenew the engine gives TTL padded and Pad set.
+type Lease struct {
+	Key, Value string
+	TTL, Pad   time.Duration
+}
+
+// maxLeasesPerOp bounds one renewal script on a backend: Redis runs a
+// script to its end before serving anything else, so a tick's renewals go
+// out as several scripts in the node's one pipelined write.
+const maxLeasesPerOp = 512
+
+// Renew extends many locks at once, each on Extend's rules: one operation per
+// node carries every lease (in scripts of up to 512 locks, sent in the same
+// pipelined write), instead of one round per lock. It returns one error per
+// lease: nil when Q counting nodes extended it with more than the minimum
+// validity left of its TTL, measured from the caller's arrival (WithArrival);
+// else a *RoundError with Reason ErrNotHeld (the lock is gone on so many
+// nodes that it cannot be held), ErrNoQuorum or ErrValiditySpent.
+//
+// Unlike Extend, Renew takes no (key, value) slot: a renewal only sets a TTL
+// where the holder's window is still open, and a release or extend of the
+// same lock running beside it is ordered by each node, either way safe.
+func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
+	errs := make([]error, len(leases))
+	if err := ctx.Err(); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	start := arrival(ctx)
+	shortest := time.Duration(0)
+	padded := make([]Lease, len(leases))
+	for i, l := range leases {
+		if err := e.checkTTL(l.TTL); err != nil {
+			errs[i] = err
+			continue
+		}
+		if shortest == 0 || l.TTL < shortest {
+			shortest = l.TTL
+		}
+		p := e.PaddedTTL(l.TTL)
+		padded[i] = Lease{Key: l.Key, Value: l.Value, TTL: p, Pad: p - l.TTL}
+	}
+	if shortest == 0 {
+		return errs
+	}
+	timeout := e.lockTimeout(shortest)
+	var batches []*renewBatch
+	for from := 0; from < len(padded); from += maxLeasesPerOp {
+		to := min(from+maxLeasesPerOp, len(padded))
+		batches = append(batches, e.sendRenewal(padded[from:to], from, timeout))
+	}
+	for _, b := range batches {
+		b.collect()
+		elapsed := time.Since(start)
+		for j, yes := range b.yes {
+			i := b.from + j
+			if errs[i] != nil {
+				continue
+			}
+			switch {
+			case yes >= e.quorum && leases[i].TTL-elapsed > e.opts.MinValidity:
+			case yes >= e.quorum:
+				errs[i] = &RoundError{Op: RoundExtend, Reason: ErrValiditySpent, Votes: yes, Nodes: len(e.nodes), Quorum: e.quorum, Spent: elapsed}
+			case b.no[j] > len(e.nodes)-e.quorum:
+				errs[i] = &RoundError{Op: RoundExtend, Reason: ErrNotHeld, Votes: yes, Nodes: len(e.nodes), Quorum: e.quorum}
+			default:
+				errs[i] = &RoundError{Op: RoundExtend, Reason: ErrNoQuorum, Votes: yes, Nodes: len(e.nodes), Quorum: e.quorum}
+			}
+		}
+	}
+	return errs
+}
+
+// renewBatch counts, per lease of one renewal operation, the counting nodes
+// that extended it and those that answered it is not held.
+type renewBatch struct {
+	e        *Engine
+	ch       <-chan answer
+	from     int
+	yes, no  []int
+	counts   []bool // node j could count when the operation was sent
+	deadline time.Time
+}
+
+func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *renewBatch {
+	now := time.Now()
+	b := &renewBatch{e: e, from: from, yes: make([]int, len(leases)), no: make([]int, len(leases)),
+		counts: make([]bool, len(e.nodes)), deadline: now.Add(timeout)}
+	for i := range e.nodes {
+		b.counts[i] = e.counts(i, now)
+	}
+	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: leases}, b.deadline)
+	return b
+}
+
+// collect waits for every node's answer, or the deadline: a renewal has no
+// early verdict, each of its locks needs its own quorum.
+func (b *renewBatch) collect() {
+	timer := time.NewTimer(time.Until(b.deadline))
+	defer timer.Stop()
+	for range b.e.nodes {
+		select {
+		case a := <-b.ch:
+			b.add(a)
+		case <-timer.C:
+			return
+		}
+	}
+}
+
+func (b *renewBatch) add(a answer) {
+	if a.reply.Err != nil || len(a.reply.Each) != len(b.yes) {
+		return
+	}
+	counts := b.counts[a.node] && b.e.counts(a.node, time.Now())
+	for j, ok := range a.reply.Each {
+		switch {
+		case ok && counts:
+			b.yes[j]++
+		case !ok:
+			b.no[j]++
+		}
+	}
+}
