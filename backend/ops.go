@@ -57,7 +57,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	switch op.Kind {
 	case quorum.OpSetNX:
-		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
+		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.Delay))
 	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
 	case quorum.OpDelIfEq:

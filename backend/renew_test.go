@@ -49,3 +49,56 @@ func TestRenewAgainstRedis(t *testing.T) {
 		t.Errorf("k0's note = %q, want the round and the new padding", note)
 	}
 }
+
+// TestLockDelayAgainstRedis: an acquire with a delay leaves its note the
+// delay longer than the lock; while the note outlives the lock, the key
+// cannot be set; an extend keeps the note that much longer; a release frees
+// the key at once.
+func TestLockDelayAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	ctx := t.Context()
+	acquire := func(key, value string, ttl, delay time.Duration) bool {
+		t.Helper()
+		r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: key, Value: value, TTL: ttl, Round: "r-" + value, Delay: delay})
+		if r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		return r.OK
+	}
+	if !acquire("k", "a", time.Minute, 30*time.Second) {
+		t.Fatal("first acquire refused")
+	}
+	if ttl := s.Client().PTTL(ctx, quorum.MetaKey("k")).Val(); ttl < 85*time.Second {
+		t.Fatalf("note TTL = %v; want the lock's minute plus the 30s delay", ttl)
+	}
+	// Extended to 2 minutes: the note still outlives it by the delay.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpPExpireIfEq, Key: "k", Value: "a", TTL: 2 * time.Minute}); !r.OK {
+		t.Fatalf("extend = %+v", r)
+	}
+	if ttl := s.Client().PTTL(ctx, quorum.MetaKey("k")).Val(); ttl < 145*time.Second {
+		t.Fatalf("note TTL after an extend to 2m = %v; want 2m30s less a moment", ttl)
+	}
+	// The lock expires (here: its key goes, as expiry would take it): delayed.
+	s.Client().Del(ctx, "k")
+	if acquire("k", "b", time.Minute, 0) {
+		t.Fatal("acquired a lock within its lock-delay")
+	}
+	// A release frees at once.
+	if !acquire("r", "a", time.Minute, 30*time.Second) {
+		t.Fatal("acquire refused")
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "r", Value: "a"}); !r.OK {
+		t.Fatalf("release = %+v", r)
+	}
+	if !acquire("r", "b", time.Minute, 0) {
+		t.Fatal("a released lock was not free at once")
+	}
+	// Without a delay the note goes with the lock.
+	if !acquire("p", "a", time.Minute, 0) {
+		t.Fatal("acquire refused")
+	}
+	if d := s.Client().PTTL(ctx, quorum.MetaKey("p")).Val() - s.Client().PTTL(ctx, "p").Val(); d > 5*time.Millisecond || d < -5*time.Millisecond {
+		t.Fatalf("note outlives an undelayed lock by %v", d)
+	}
+}

@@ -33,6 +33,8 @@ var settings = []setting{
 	{"quarantine", "keep a backend that restarted (or is younger than max_ttl at start) out of acquire/extend quorums for max_ttl; false is UNSAFE", func(c *Config) any { return &c.Quarantine }},
 	{"initial_cluster_state", "new: the backends are a new, empty deployment (if none carries a marker and all are younger than max_ttl, they count at once); existing: keep restart quarantine", func(c *Config) any { return &c.InitialClusterState }},
 	{"health_interval", "how often each backend's run_id and reachability are checked", func(c *Config) any { return &c.HealthInterval }},
+	{"lock_delay", "a SET NX PX (or lock script) lock that expired unreleased stays unavailable this long; a released one is free at once; 0: off, as on one Redis", func(c *Config) any { return &c.LockDelay }},
+	{"native_lock_delay", "the same for LOCK.ACQUIRE's locks", func(c *Config) any { return &c.NativeLockDelay }},
 	{"default_ttl", "TTL for SET NX without one; 0 refuses such a SET (a lock without expiry is never freed if its owner dies)", func(c *Config) any { return &c.DefaultTTL }},
 	{"allow_force_release", "let DEL/UNLINK delete a lock whoever holds it", func(c *Config) any { return &c.AllowForceRelease }},
 	{"tls_cert", "PEM certificate: the client listener speaks TLS (with tls_key)", func(c *Config) any { return &c.TLSCert }},

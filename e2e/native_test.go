@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
@@ -162,7 +163,10 @@ func (s *fencedStore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // takes it (token > t) and writes to the store; client 1 resumes and its
 // write with t is refused.
 func TestFencingRefusesAPausedClient(t *testing.T) {
-	h := harness.New(t, 5, nil)
+	// A lock-delay shorter than the default 5s keeps client 2's wait for
+	// the expired lock within harness.Eventually's 5s (TestLockDelay
+	// plays the delay itself).
+	h := harness.New(t, 5, func(c *config.Config) { c.NativeLockDelay = time.Second })
 	store := &fencedStore{}
 	srv := httptest.NewServer(store)
 	defer srv.Close()

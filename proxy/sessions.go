@@ -37,10 +37,10 @@ type sessionLock struct {
 
 // sessions is the server's book of session locks and their renewer.
 type sessions struct {
-	s    *Server
-	mu   sync.Mutex
-	book map[*client]map[sessionKey]*sessionLock
-	size int
+	s       *Server
+	mu      sync.Mutex
+	book    map[*client]map[sessionKey]*sessionLock
+	size    int
 	stop    context.CancelFunc // nil until the renewer runs
 	done    chan struct{}
 	stopped bool // shut down: no renewer starts again

@@ -9,7 +9,8 @@ import (
 
 // Acquire sets key to value with ttl on a quorum of nodes (SET NX PX with the
 // TTL padded for clock drift). It succeeds only if Q nodes agreed and more
-// than the minimum validity is left of ttl.
+// than the minimum validity is left of ttl. A lock of key that expired
+// unreleased less than lock_delay ago counts as held (Settings.LockDelay).
 //
 // On failure it removes value from every node where it may have landed, and
 // returns only once that rollback finished. The error is a *RoundError whose
@@ -29,9 +30,9 @@ func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.
 }
 
 func (e *Engine) acquire(ctx context.Context, key, value string, ttl time.Duration, fenced bool) (Grant, error) {
-	op := Op{Kind: OpSetNX, Key: key, Value: value, Round: e.newRoundID()}
+	op := Op{Kind: OpSetNX, Key: key, Value: value, Round: e.newRoundID(), Delay: e.opts.LockDelay}
 	if fenced {
-		op.Aux = TokenKey
+		op.Aux, op.Delay = TokenKey, e.opts.NativeLockDelay
 	}
 	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {

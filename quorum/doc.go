@@ -55,9 +55,9 @@
 // A node that restarted empty, or that was first seen younger than the
 // window, does not count toward an acquire or extend quorum until the
 // window has passed since it started. The window is the longest padded TTL
-// any engine sharing the nodes may grant: each engine writes its own
-// max_ttl, padded, into a record on every node before that node may vote
-// for it (MaxTTLKey), and every engine takes the largest record it reads.
+// any engine sharing the nodes may grant, plus its longer lock-delay: each
+// engine writes its own into a record on every node before that node may
+// vote for it (MaxTTLKey), and every engine takes the largest record it reads.
 // After a restart, a node counts only once N-Q+1 of the other nodes were
 // read since: any N-Q+1 of them share a node with every quorum the
 // restarted one belonged to, so the window includes the record of every
@@ -74,6 +74,23 @@
 // unless the operator says the deployment is new (WithNewDeployment): then,
 // if every node answers, unmarked and younger than the window, all are
 // marked at once.
+//
+// # Lock-delay
+//
+// A string lock acquired with a lock-delay (Settings.LockDelay,
+// NativeLockDelay) keeps its note the delay longer than the key, extends
+// included; a node refuses to set a key whose note outlives it, so a lock
+// that expired unreleased stays taken for the delay. A release or rollback
+// deletes both, so a released lock is free at once. A node that restarted
+// empty lost its notes: the quarantine window includes the delay.
+//
+// # Batched renewal
+//
+// Renew extends many locks in one operation per node, each lock judged as
+// an Extend (Q counting nodes, validity from the caller's arrival). It takes
+// no (key, value) slot: it only extends where the holder's window is still
+// open, which is safe beside a release or extend of the same lock in either
+// order. The proxy renews its connection-bound (SESSION) locks with it.
 //
 // # Fencing tokens
 //

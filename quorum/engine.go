@@ -31,7 +31,7 @@ type Engine struct {
 	roundPrefix string // random per engine: round ids are unique across replicas
 	roundSeq    atomic.Uint64
 
-	window    atomic.Int64 // quarantine window in ns: the longest padded TTL any engine grants
+	window    atomic.Int64 // quarantine window in ns: the longest padded TTL (and lock-delay) any engine grants
 	repairing sync.Mutex   // one counter repair or bootstrap at a time
 }
 

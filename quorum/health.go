@@ -188,10 +188,17 @@ func (h *health) lastErr() error {
 
 // QuarantineWindow is how long a restarted backend does not count toward
 // an acquire or extend quorum: the longest lock it could have lost. That is
-// the longest padded TTL any engine sharing the backends may grant: this
-// engine's max_ttl padded, or a larger record another engine left on a
-// backend. It never shrinks while the engine runs.
+// the longest padded TTL any engine sharing the backends may grant, with its
+// lock-delay: this engine's (ownWindow), or a larger record another engine
+// left on a backend. It never shrinks while the engine runs.
 func (e *Engine) QuarantineWindow() time.Duration { return time.Duration(e.window.Load()) }
+
+// ownWindow is how long a lock this engine grants may keep others out: its
+// max_ttl padded, plus the longer lock-delay (a node that lost a lock's
+// delay note must not vote it free before the delay ends).
+func (e *Engine) ownWindow() time.Duration {
+	return e.PaddedTTL(e.opts.MaxTTL) + max(e.opts.LockDelay, e.opts.NativeLockDelay)
+}
 
 // raiseWindow takes a max-TTL record read from node i into the window.
 func (e *Engine) raiseWindow(i int, record time.Duration) {
@@ -202,7 +209,7 @@ func (e *Engine) raiseWindow(i int, record time.Duration) {
 		}
 		if e.window.CompareAndSwap(cur, int64(record)) {
 			e.opts.logger.Warn("another replica grants locks longer than this one's max_ttl; restart quarantine lasts as long as its longest",
-				"node", e.nodes[i].Addr(), "quarantine", record.String(), "own", e.PaddedTTL(e.opts.MaxTTL).String())
+				"node", e.nodes[i].Addr(), "quarantine", record.String(), "own", e.ownWindow().String())
 			return
 		}
 	}

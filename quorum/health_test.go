@@ -133,3 +133,20 @@ func TestDownNodeIsNotWaitedOn(t *testing.T) {
 		t.Fatal("the node back up was not sent the release")
 	}
 }
+
+// A node that restarted empty lost the delay notes of the locks that
+// expired on it: it must stay out until the longest lock-delay has passed
+// too, and every engine must learn that from the record.
+func TestQuarantineWindowIncludesLockDelay(t *testing.T) {
+	fs, nodes := fakes(3)
+	e := newEngine(t, nodes, WithMaxTTL(time.Minute), WithLockDelay(time.Second, 30*time.Second))
+	want := e.PaddedTTL(time.Minute) + 30*time.Second
+	if got := e.QuarantineWindow(); got != want {
+		t.Fatalf("quarantine window = %v; want max_ttl padded plus the longer lock-delay, %v", got, want)
+	}
+	eventuallyTrue(t, func() bool {
+		fs[0].mu.Lock()
+		defer fs[0].mu.Unlock()
+		return fs[0].record == want
+	})
+}

@@ -20,9 +20,9 @@ const (
 	// constant memory; tokens only need to grow per key, and one counter
 	// grows for all of them.
 	TokenKey = InternalPrefix + "token"
-	// MaxTTLKey (no TTL) records the longest padded TTL, in ms, that any
-	// engine sharing the backend may grant: every engine's restart
-	// quarantine lasts at least that long.
+	// MaxTTLKey (no TTL) records the longest padded TTL plus lock-delay,
+	// in ms, that any engine sharing the backend may grant: every engine's
+	// restart quarantine lasts at least that long.
 	MaxTTLKey = InternalPrefix + "max_ttl"
 )
 

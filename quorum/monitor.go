@@ -167,7 +167,7 @@ func (e *Engine) check(ctx context.Context, i int) {
 		e.learn(i, info)
 		rctx, rcancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 		var record time.Duration
-		if record, err = n.Record(rctx, e.PaddedTTL(e.opts.MaxTTL)); err == nil {
+		if record, err = n.Record(rctx, e.ownWindow()); err == nil {
 			e.raiseWindow(i, record)
 			recorded = true
 		}

@@ -22,7 +22,7 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 	_, _ = rand.Read(random)
 	e := &Engine{nodes: nodes, quorum: len(nodes)/2 + 1, opts: o, roundPrefix: newRoundPrefix(random),
 		allIdx: make([]int, len(nodes)), health: make([]*health, len(nodes))}
-	e.window.Store(int64(e.PaddedTTL(o.MaxTTL)))
+	e.window.Store(int64(e.ownWindow()))
 	for i := range e.allIdx {
 		e.allIdx[i] = i
 	}

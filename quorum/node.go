@@ -29,8 +29,8 @@ type Node interface {
 	// it opens a connection, before that connection carries any operation:
 	// a backend that restarted is known as such before it can vote.
 	Watch(f func(NodeInfo))
-	// Record raises the backend's record of the longest padded TTL any
-	// engine may grant (a key without expiry) to at least ttl and returns
+	// Record raises the backend's record of the longest padded TTL (plus
+	// lock-delay) any engine may grant (a key without expiry) to at least ttl and returns
 	// the record as it stands. Off the lock path.
 	Record(ctx context.Context, ttl time.Duration) (time.Duration, error)
 	// Counters lists the backend's fencing token counters and their values.
@@ -59,8 +59,8 @@ type NodeInfo struct {
 	Intact bool
 	// Marked: it carries a marker, of this run or an earlier one.
 	Marked bool
-	// MaxTTL is the backend's record of the longest padded TTL any engine
-	// may grant; 0 when none was written.
+	// MaxTTL is the backend's record of the longest padded TTL (plus
+	// lock-delay) any engine may grant; 0 when none was written.
 	MaxTTL time.Duration
 }
 
@@ -108,6 +108,9 @@ type Op struct {
 	// an extend refuses once the key's PTTL is down to it, as the holder's
 	// window is then over even though the padded key lives on.
 	Pad time.Duration
+	// Delay is an OpSetNX's lock-delay: the note beside the lock outlives it
+	// by Delay, and while a note outlives its lock the key cannot be set.
+	Delay time.Duration
 	// Leases are the locks an OpRenew extends.
 	Leases []Lease
 }

@@ -39,6 +39,12 @@ func WithMinValidity(d time.Duration) Option { return func(o *options) { o.MinVa
 // WithMaxTTL is the longest TTL a lock may ask for. Default 10m.
 func WithMaxTTL(d time.Duration) Option { return func(o *options) { o.MaxTTL = d } }
 
+// WithLockDelay sets the lock-delay of Acquire's locks (default 0) and of
+// AcquireFenced's (default 5s): see Settings.LockDelay.
+func WithLockDelay(plain, fenced time.Duration) Option {
+	return func(o *options) { o.LockDelay, o.NativeLockDelay = plain, fenced }
+}
+
 // WithLogger sets where rollback failures are logged. Default slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 

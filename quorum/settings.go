@@ -32,6 +32,14 @@ type Settings struct {
 	// HealthInterval is how often each backend's run_id and reachability
 	// are checked. Default 1s; positive.
 	HealthInterval time.Duration `yaml:"health_interval"`
+	// LockDelay is Chubby's lock-delay for the locks Acquire grants (SET NX
+	// PX and the client libraries' scripts): a lock that expired without
+	// being released stays unavailable this long after its TTL; a released
+	// one is free at once. Default 0 (Redis's own behaviour); not negative.
+	LockDelay time.Duration `yaml:"lock_delay"`
+	// NativeLockDelay is the lock-delay of the locks AcquireFenced grants
+	// (the proxy's LOCK.ACQUIRE). Default 5s; not negative.
+	NativeLockDelay time.Duration `yaml:"native_lock_delay"`
 }
 
 // DefaultSettings returns the settings used where nothing else is said.
@@ -44,6 +52,8 @@ func DefaultSettings() Settings {
 		MaxTTL:         10 * time.Minute,
 		Quarantine:     true,
 		HealthInterval: time.Second,
+
+		NativeLockDelay: 5 * time.Second,
 	}
 }
 
@@ -90,6 +100,14 @@ func (s Settings) Problems() []*SettingError {
 	}
 	if s.MaxTTL > 0 && s.NodeTimeout >= s.MaxTTL {
 		bad("node_timeout", "%v must be shorter than max_ttl %v: a backend could be waited on longer than any lock lives", s.NodeTimeout, s.MaxTTL)
+	}
+	for _, p := range []struct {
+		setting string
+		d       time.Duration
+	}{{"lock_delay", s.LockDelay}, {"native_lock_delay", s.NativeLockDelay}} {
+		if p.d < 0 {
+			bad(p.setting, "%v must not be negative", p.d)
+		}
 	}
 	if s.MaxTTL > 0 && s.MinValidity >= s.MaxTTL {
 		bad("min_validity", "%v must be shorter than max_ttl %v, or no lock could ever be granted", s.MinValidity, s.MaxTTL)
