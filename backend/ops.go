@@ -18,17 +18,28 @@ import (
 func keysOf(op quorum.Op) []string {
 	switch op.Kind {
 	case quorum.OpSetNX:
-		if op.Aux != "" { // fenced
+		switch {
+		case op.Fair: // fenced, and waits its turn
+			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux),
+				quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+		case op.Aux != "": // fenced
 			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
 		}
 		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpDelIfEq:
+		if op.Fair { // and tell whether waiters are queued
+			return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+		}
+		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
+		return []string{quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
 	case quorum.OpRenew:
 		keys := make([]string, 0, 2*len(op.Leases))
 		for _, l := range op.Leases {
 			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
 		}
 		return keys
-	case quorum.OpUndo, quorum.OpDelIfEq, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
+	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire:
 		if op.Aux != "" {
@@ -57,7 +68,18 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	switch op.Kind {
 	case quorum.OpSetNX:
+		if op.Fair {
+			return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.Delay), op.Waiter)
+		}
 		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.Delay))
+	case quorum.OpQueueTail:
+		return script(queueScript, "tail")
+	case quorum.OpEnqueue:
+		return script(queueScript, "add", op.Value, op.N, ms(op.TTL))
+	case quorum.OpQueueBeat:
+		return script(queueScript, "beat", op.Value, ms(op.TTL))
+	case quorum.OpDequeue:
+		return script(queueScript, "del", op.Value)
 	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
 	case quorum.OpDelIfEq:
@@ -139,8 +161,16 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 	case *redis.IntCmd:
 		v = c.Val()
 	}
-	if op.Kind == quorum.OpSetNX && op.Aux != "" { // a fenced acquire answers its counter
-		return quorum.Reply{OK: v > 0, Token: v, Err: err}
+	switch {
+	case op.Kind == quorum.OpSetNX && op.Aux != "": // a fenced acquire answers its counter, a fair one how long to wait
+		if v > 0 {
+			return quorum.Reply{OK: true, Token: v, Err: err}
+		}
+		return quorum.Reply{N: -v, Err: err}
+	case op.Kind == quorum.OpDelIfEq: // 2: deleted, and waiters are queued
+		return quorum.Reply{OK: v >= 1, N: v, Err: err}
+	case op.Kind == quorum.OpQueueTail:
+		return quorum.Reply{OK: err == nil, N: v, Err: err}
 	}
 	return quorum.Reply{OK: v == 1, N: v, Err: err}
 }

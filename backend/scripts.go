@@ -40,8 +40,11 @@ var (
 	recordLua string
 	//go:embed scripts/repair.lua
 	repairLua string
+	//go:embed scripts/queue.lua
+	queueLua string
 
 	acquireScript      = redis.NewScript(acquireLua)
+	queueScript        = redis.NewScript(queueLua)
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)

@@ -40,6 +40,7 @@ type Lock struct {
 	owner   string
 	token   int64
 	session bool
+	wait    time.Duration
 	conn    *redis.Client // a session lock's own connection; nil otherwise
 }
 
@@ -59,6 +60,13 @@ func WithOwner(owner string) Option { return func(l *Lock) { l.owner = owner } }
 // ttl at least three of the proxy's session_tick.
 func WithSession() Option { return func(l *Lock) { l.session = true } }
 
+// WithWait waits up to d for the lock in its fair queue (LOCK.ACQUIRE ...
+// WAIT): waiters on every proxy replica are granted in arrival order, woken
+// by the release before them. ErrNotObtained when d passed first. A wait
+// longer than the client's read timeout goes through a connection of its
+// own with a timeout that covers it (a *redis.Client's options are copied).
+func WithWait(d time.Duration) Option { return func(l *Lock) { l.wait = d } }
+
 // ErrNoSession: WithSession was asked of a client that cannot open a
 // connection of its own (not a *redis.Client).
 var ErrNoSession = errors.New("redlock-proxy: WithSession needs a *redis.Client")
@@ -76,15 +84,26 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		l.owner = hex.EncodeToString(b[:])
 	}
 	args := []any{"LOCK.ACQUIRE", key, l.owner, ttl.Milliseconds()}
-	if l.session {
-		conn, err := c.sessionConn()
+	if l.wait > 0 {
+		args = append(args, "WAIT", l.wait.Milliseconds())
+	}
+	var cmd *redis.Cmd
+	switch {
+	case l.session:
+		conn, err := c.ownConn(l.wait)
 		if err != nil {
 			return nil, err
 		}
 		l.conn = conn
-		args = append(args, "SESSION")
+		cmd = l.do(ctx, append(args, "SESSION")...)
+	case l.wait > 0 && c.waitOutlasts(l.wait):
+		conn, _ := c.ownConn(l.wait)
+		cmd = conn.Do(ctx, args...)
+		_ = conn.Close()
+	default:
+		cmd = l.do(ctx, args...)
 	}
-	token, err := l.do(ctx, args...).Int64()
+	token, err := cmd.Int64()
 	switch {
 	case errors.Is(err, redis.Nil):
 		err = ErrNotObtained
@@ -98,10 +117,11 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 	return nil, err
 }
 
-// sessionConn opens a connection for one session lock: a pool of one that
-// never closes it for idleness or age (that would release the lock) and
-// never retries a command on another connection.
-func (c *Client) sessionConn() (*redis.Client, error) {
+// ownConn opens a connection of its own (a session lock's, or a long
+// wait's): a pool of one that never closes it for idleness or age (that
+// would release a session lock), never retries a command on another
+// connection, and reads long enough for a wait.
+func (c *Client) ownConn(wait time.Duration) (*redis.Client, error) {
 	rc, ok := c.rdb.(*redis.Client)
 	if !ok {
 		return nil, ErrNoSession
@@ -110,7 +130,29 @@ func (c *Client) sessionConn() (*redis.Client, error) {
 	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
 	o.ConnMaxIdleTime, o.ConnMaxLifetime = -1, 0
 	o.MaxRetries = -1
+	if c.waitOutlasts(wait) {
+		o.ReadTimeout = wait + waitMargin
+	}
 	return redis.NewClient(&o), nil
+}
+
+// waitMargin is what a wait's reply may take beyond the wait: the round
+// that grants the lock, on a busy proxy.
+const waitMargin = 5 * time.Second
+
+// waitOutlasts reports whether a wait would outlast the client's read
+// timeout (go-redis: 0 is 3s, negative none), so that its reply would be
+// cut off.
+func (c *Client) waitOutlasts(wait time.Duration) bool {
+	rc, ok := c.rdb.(*redis.Client)
+	if !ok || wait <= 0 {
+		return false
+	}
+	rt := rc.Options().ReadTimeout
+	if rt == 0 {
+		rt = 3 * time.Second
+	}
+	return rt > 0 && rt < wait+waitMargin
 }
 
 // do sends a command on the lock's own connection (a session lock) or the

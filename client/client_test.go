@@ -98,3 +98,29 @@ func TestSessionLock(t *testing.T) {
 type doer struct{ rdb *redis.Client }
 
 func (d doer) Do(ctx context.Context, args ...any) *redis.Cmd { return d.rdb.Do(ctx, args...) }
+
+// WithWait waits in the lock's queue: granted when the holder releases,
+// ErrNotObtained when the wait runs out first; a wait longer than the
+// client's read timeout still gets its answer.
+func TestObtainWithWait(t *testing.T) {
+	rdb := proxy(t)
+	rdb.Options().ReadTimeout = 500 * time.Millisecond // shorter than the waits below
+	c := client.New(rdb)
+	ctx := t.Context()
+	holder, err := c.Obtain(ctx, "job", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Obtain(ctx, "job", time.Minute, client.WithWait(200*time.Millisecond)); !errors.Is(err, client.ErrNotObtained) {
+		t.Fatalf("Obtain WithWait of a held lock = %v; want ErrNotObtained once the wait ran out", err)
+	}
+	release := time.AfterFunc(time.Second, func() { _ = holder.Release(context.Background()) })
+	defer release.Stop()
+	next, err := c.Obtain(ctx, "job", time.Minute, client.WithWait(10*time.Second))
+	if err != nil {
+		t.Fatalf("Obtain WithWait across the holder's release (1s, past the 500ms read timeout): %v", err)
+	}
+	if next.Token() <= holder.Token() {
+		t.Fatalf("token %d after %d", next.Token(), holder.Token())
+	}
+}

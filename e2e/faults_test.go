@@ -96,7 +96,8 @@ func childReplica(t *testing.T, cfg config.Config) (string, *exec.Cmd) {
 	child := exec.Command(os.Args[0], "-listen", addr, "-backends", strings.Join(backends, ","),
 		fmt.Sprint("-quarantine=", cfg.Quarantine), "-max-ttl", cfg.MaxTTL.String(), "-node-timeout", cfg.NodeTimeout.String(),
 		"-health-interval", cfg.HealthInterval.String(), "-timeout-factor", fmt.Sprint(cfg.TimeoutFactor),
-		"-min-validity", cfg.MinValidity.String(), "-session-tick", cfg.SessionTick.String())
+		"-min-validity", cfg.MinValidity.String(), "-session-tick", cfg.SessionTick.String(),
+		"-lock-delay", cfg.LockDelay.String(), "-native-lock-delay", cfg.NativeLockDelay.String())
 	child.Env = append(os.Environ(), childEnv+"=1")
 	child.Stderr = os.Stderr
 	if err := child.Start(); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // TestRestartQuarantine: A holds a lock on three of five real backends; one
@@ -41,7 +42,7 @@ func TestRestartQuarantine(t *testing.T) {
 			}
 			harness.Eventually(t, "A's lock on all five", func() bool { return h.Holders("lock:q", "A") == 5 })
 			for _, b := range h.Backend[3:] {
-				b.Client().Del(ctx, "lock:q") // A now holds backends 0, 1, 2 only
+				b.Client().Del(ctx, "lock:q", quorum.MetaKey("lock:q")) // A now holds backends 0, 1, 2 only
 			}
 			h.Backend[0].Restart()
 

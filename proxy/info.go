@@ -66,7 +66,7 @@ func (s *Server) infoServer() string {
 }
 
 func (s *Server) infoClients() string {
-	return fmt.Sprintf("connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:0\r\n", s.Clients(), s.opts.MaxClients)
+	return fmt.Sprintf("connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\n", s.Clients(), s.opts.MaxClients, s.waiting.Load())
 }
 
 func (s *Server) infoStats() string {

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // own (every Redis client can, through its generic call): each grant comes
 // with a fencing token, by quorum, larger than every token before it.
 //
-//	LOCK.ACQUIRE key owner ttl-ms [SESSION]  -> the token, or nil when another owner holds the lock
+//	LOCK.ACQUIRE key owner ttl-ms [WAIT ms] [SESSION]  -> the token, or nil when another owner holds the lock (past WAIT)
 //	LOCK.EXTEND key owner ttl-ms   -> 1, or 0 when owner does not hold it
 //	LOCK.RELEASE key owner         -> 1, or 0 when owner does not hold it
 //	LOCK.TOKEN key [owner]         -> the holder's token (when given, owner's), or nil
@@ -27,6 +28,7 @@ import (
 type acquireArgs struct {
 	key, owner string
 	ttl        time.Duration
+	wait       time.Duration // 0: no waiting
 	session    bool
 }
 
@@ -37,12 +39,18 @@ func (s *Server) parseAcquire(args [][]byte) (acquireArgs, error) {
 		return acquireArgs{}, err
 	}
 	a := acquireArgs{key: string(args[1]), owner: string(args[2]), ttl: ttl}
-	for _, opt := range args[4:] {
-		switch {
-		case strings.EqualFold(string(opt), "SESSION") && !a.session:
+	waited := false
+	for i := 4; i < len(args); i++ {
+		switch opt := string(args[i]); {
+		case strings.EqualFold(opt, "SESSION") && !a.session:
 			a.session = true
-		case strings.EqualFold(string(opt), "WAIT"):
-			return a, respError("ERR LOCK.ACQUIRE's WAIT option is not served yet: retry on nil, or wait on the lock's release")
+		case strings.EqualFold(opt, "WAIT") && !waited && i+1 < len(args):
+			ms, err := strconv.ParseInt(string(args[i+1]), 10, 64)
+			if err != nil || ms < 0 || ms > maxWait.Milliseconds() {
+				return a, respError(fmt.Sprintf("ERR WAIT takes milliseconds from 0 to %d", maxWait.Milliseconds()))
+			}
+			a.wait, waited = time.Duration(ms)*time.Millisecond, true
+			i++
 		default:
 			return a, errSyntax
 		}
@@ -60,15 +68,16 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
+	if a.wait > 0 {
+		s.acquireWaiting(c, a)
+		return
+	}
 	start := time.Now()
 	g, err := s.engine.AcquireFenced(c.ctx, a.key, a.owner, a.ttl)
 	s.track(c, kindAcquire, start, g, err)
 	switch {
 	case err == nil:
-		if a.session {
-			c.bookSession(sessionKey{a.key, a.owner}, a.ttl)
-		}
-		c.wr.WriteInt64(g.Token)
+		s.granted(c, a, g)
 	case errors.Is(err, quorum.ErrTaken):
 		c.writeNull()
 	default:
@@ -98,10 +107,24 @@ func (s *Server) cmdLockExtend(c *request, args [][]byte) {
 }
 
 func (s *Server) cmdLockRelease(c *request, args [][]byte) {
+	key, owner := string(args[1]), string(args[2])
 	// Out of the book first: no renewal after the release.
-	s.sessions.drop(c.client, sessionKey{string(args[1]), string(args[2])})
-	s.release(c, string(args[1]), string(args[2]), falseZero)
+	s.sessions.drop(c.client, sessionKey{key, owner})
+	start := time.Now()
+	err := s.releaseFair(c.ctx, key, owner)
+	s.metrics.observe(kindRelease, start, err, 0)
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
 }
+
+// maxWait bounds LOCK.ACQUIRE's WAIT: a day.
+const maxWait = 24 * time.Hour
 
 func (s *Server) cmdLockToken(c *request, args [][]byte) {
 	if len(args) > 3 {

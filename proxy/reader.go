@@ -49,6 +49,10 @@ type commandReader struct {
 	marks   []int // start and end of each argument so far
 
 	err error // met after complete commands: returned once those are answered
+
+	// pending holds bytes read off the connection while a command blocked
+	// (the hang-up watch of a WAIT): fill takes them before reading more.
+	pending []byte
 }
 
 func newCommandReader(r io.Reader, maxSize, maxArgs int) *commandReader {
@@ -107,6 +111,12 @@ func (rd *commandReader) fill() error {
 		rd.buf, rd.start = grown, 0
 	} else if rd.start == rd.end && len(rd.buf) > 64<<10 {
 		rd.buf, rd.start, rd.end = make([]byte, 4096), 0, 0 // a big command is done: give its room back
+	}
+	if len(rd.pending) > 0 {
+		n := copy(rd.buf[rd.end:], rd.pending)
+		rd.end += n
+		rd.pending = rd.pending[n:]
+		return nil
 	}
 	n, err := rd.r.Read(rd.buf[rd.end:])
 	rd.end += n

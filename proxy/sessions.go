@@ -128,7 +128,7 @@ func (ss *sessions) closed(c *client) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			err := ss.s.engine.Release(ctx, l.id.key, l.id.owner)
+			err := ss.s.releaseFair(ctx, l.id.key, l.id.owner)
 			ss.s.metrics.observe(kindRelease, start, err, 0)
 			if err == nil {
 				ss.released.Add(1)

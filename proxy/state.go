@@ -30,7 +30,8 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
-	sessions sessions // connection-bound locks and their renewer
+	sessions sessions     // connection-bound locks and their renewer
+	waiting  atomic.Int64 // LOCK.ACQUIRE ... WAIT requests waiting now
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -71,6 +72,11 @@ type client struct {
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.
 	pushMu sync.Mutex
+
+	// The hang-up watch while commands block (hangup.go).
+	watchMu   sync.Mutex
+	watchers  int
+	watchDone chan struct{}
 
 	mu     sync.Mutex // guards busy and closed against Shutdown
 	busy   bool

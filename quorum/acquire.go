@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -18,22 +19,35 @@ import (
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.acquire(ctx, key, value, ttl, false)
+	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Delay: e.opts.LockDelay}, ttl)
 }
 
 // AcquireFenced is Acquire with a fencing token (Grant.Token): larger than
 // the token of every fenced grant before it, of this key or any other, and
 // noted beside the lock on a quorum (Token reads it). It costs a second
 // round: the raise of a quorum's counter (see Fencing tokens in doc.go).
+// It waits its turn: while key has waiters (Enqueue) it is refused as if
+// the lock were held. Its lock-delay is Settings.NativeLockDelay.
 func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.acquire(ctx, key, value, ttl, true)
+	return e.AcquireWaiting(ctx, key, value, ttl, "")
 }
 
-func (e *Engine) acquire(ctx context.Context, key, value string, ttl time.Duration, fenced bool) (Grant, error) {
-	op := Op{Kind: OpSetNX, Key: key, Value: value, Round: e.newRoundID(), Delay: e.opts.LockDelay}
-	if fenced {
-		op.Aux, op.Delay = TokenKey, e.opts.NativeLockDelay
-	}
+// AcquireWaiting is AcquireFenced for waiter, queued with Enqueue: it may
+// set the lock only where waiter is at the head of key's queue. When the
+// lock is taken (or it is not waiter's turn) the *RoundError's RetryIn says
+// when trying again may succeed at the earliest: the holder's TTL or
+// lock-delay, or the lease of the waiter ahead. Its caller dequeues waiter
+// once it is granted.
+func (e *Engine) AcquireWaiting(ctx context.Context, key, value string, ttl time.Duration, waiter string) (Grant, error) {
+	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Aux: TokenKey, Delay: e.opts.NativeLockDelay,
+		Fair: true, Waiter: waiter}, ttl)
+}
+
+// acquire runs an acquire round of op, an OpSetNX (fenced when Aux names a
+// token counter).
+func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
+	op.Round = e.newRoundID()
+	key, value, fenced := op.Key, op.Value, op.Aux != ""
 	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
 		return Grant{}, err
@@ -54,6 +68,9 @@ func (e *Engine) acquire(ctx context.Context, key, value string, ttl time.Durati
 	r.drain()
 	if !voted {
 		rerr = e.judgeAgain(r, RoundAcquire, rerr)
+	}
+	if op.Fair && errors.Is(rerr.Reason, ErrTaken) {
+		rerr.RetryIn = r.retryIn()
 	}
 	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr

@@ -76,6 +76,7 @@ const (
 	RoundRead
 	RoundFence
 	RoundScan
+	RoundQueue
 )
 
 var roundKinds = [...]struct{ name, done, no string }{
@@ -86,6 +87,7 @@ var roundKinds = [...]struct{ name, done, no string }{
 	RoundRead:    {"read", "agreed", ""},
 	RoundFence:   {"fence", "agreed", "not raised"},
 	RoundScan:    {"scan", "agreed", ""},
+	RoundQueue:   {"queue", "agreed", "not queued"},
 }
 
 func (k RoundKind) String() string { return roundKinds[k].name }
@@ -133,6 +135,10 @@ type RoundError struct {
 	Nodes  int           // N
 	Quorum int           // Q
 	Spent  time.Duration // with ErrValiditySpent: how long the round took
+	// RetryIn, for a fair acquire found taken, is the soonest a retry may
+	// succeed (the holder's TTL or lock-delay, or the lease of the waiter
+	// ahead, as the nodes that refused reported); 0 when unknown.
+	RetryIn time.Duration
 	// NodeErrs holds a *NodeError per node that did not agree, and one per
 	// failed rollback, formatted on one line.
 	NodeErrs *multierror.Error

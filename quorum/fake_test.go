@@ -35,6 +35,7 @@ type fakeNode struct {
 	marker   string        // the run_id its deployment marker names, "" for none
 	record   time.Duration // the max-TTL record
 	counters map[string]bool
+	queues   map[string]map[string]fakeWaiter // lock key -> waiter -> place
 }
 
 // opFault fails one kind of operation with err, or holds it until gate opens.
@@ -218,7 +219,8 @@ func (f *fakeNode) callCount(op string) int {
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise",
-	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew"}
+	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew",
+	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -274,6 +276,9 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 	v, held := f.get(op.Key)
 	switch op.Kind {
 	case OpSetNX:
+		if r, refused := f.fairRefusal(op); refused {
+			return r
+		}
 		if held {
 			return Reply{}
 		}
@@ -301,7 +306,16 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		delete(f.data, op.Key)
+		if op.Fair {
+			q := f.queueLocked(op.Key)
+			delete(q, op.Value)
+			if len(q) > 0 {
+				return Reply{OK: true, N: 2}
+			}
+		}
 		return Reply{OK: true}
+	case OpQueueTail, OpEnqueue, OpQueueBeat, OpDequeue:
+		return f.applyQueue(op)
 	case OpPExpireIfEq:
 		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad})}
 	case OpRenew:

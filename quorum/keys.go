@@ -30,6 +30,12 @@ const (
 // INCR, or a raise): a raise tells its own writes from another grant's.
 func WriterKey(counter string) string { return InternalPrefix + "w:" + counter }
 
+// QueueKey is the fair queue of waiters for lock key (a sorted set: waiter
+// -> ticket), and QueueLeaseKey their leases (waiter -> when it ends, in
+// the backend's ms): a waiter whose replica stops renewing it leaves.
+func QueueKey(key string) string      { return InternalPrefix + "q:" + key }
+func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
+
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 

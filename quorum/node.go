@@ -87,6 +87,12 @@ const (
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
 	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored); Each: per lease, extended
+
+	// Fair queues (QueueKey): Key is the lock's key, Value the waiter.
+	OpQueueTail // N: the largest ticket in Key's queue, 0 when empty
+	OpEnqueue   // add Value with ticket N (unless queued already) and a lease of TTL; OK: done
+	OpQueueBeat // renew Value's lease for TTL; OK: it is still queued
+	OpDequeue   // remove Value from the queue; OK: it was there
 )
 
 // Op is one single-node operation.
@@ -108,6 +114,13 @@ type Op struct {
 	// an extend refuses once the key's PTTL is down to it, as the holder's
 	// window is then over even though the padded key lives on.
 	Pad time.Duration
+	// Fair: an OpSetNX sets only while Key's wait queue is empty or has
+	// Waiter at its head (expired waiters purged first), and refuses with
+	// N, the ms until trying again may succeed; an OpDelIfEq takes Value
+	// out of the queue (a waiter waits under its owner's name) and reports
+	// waiters left (N 2).
+	Fair   bool
+	Waiter string
 	// Delay is an OpSetNX's lock-delay: the note beside the lock outlives it
 	// by Delay, and while a note outlives its lock the key cannot be set.
 	Delay time.Duration
@@ -119,7 +132,7 @@ type Op struct {
 type Reply struct {
 	OK    bool
 	Entry Entry  // OpRead, OpHashGet
-	N     int64  // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before
+	N     int64  // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
 	Pre   int64  // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64  // OpHashAcquire with a token counter: the counter after INCR
 	Own   bool   // OpRaise: the counter was last written by this op's Round

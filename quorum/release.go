@@ -10,18 +10,32 @@ import (
 // too few nodes answered to tell. Deletes still running when it returns
 // complete in the background.
 func (e *Engine) Release(ctx context.Context, key, value string) error {
-	unlock, err := e.keys.lock(ctx, key, value)
+	_, err := e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value})
+	return err
+}
+
+// ReleaseFair is Release for a lock that may have waiters (AcquireWaiting):
+// it also reports whether a node that deleted it had waiters queued, whom
+// the caller should wake.
+func (e *Engine) ReleaseFair(ctx context.Context, key, value string) (waiters bool, err error) {
+	return e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value, Fair: true})
+}
+
+func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
+	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
 	if err != nil {
-		return err
+		return false, err
 	}
-	t := e.start(nil, Op{Kind: OpDelIfEq, Key: key, Value: value}, e.opts.NodeTimeout, false)
+	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.collect()
-	var rerr error
 	if t.nYes < e.quorum {
-		rerr = t.roundError(RoundRelease, t.failure(RoundRelease))
+		err = t.roundError(RoundRelease, t.failure(RoundRelease))
+	}
+	for i, v := range t.votes {
+		waiters = waiters || v == yes && t.replies[i].N == 2
 	}
 	t.finish(unlock)
-	return rerr
+	return waiters, err
 }
 
 // ForceRelease deletes key on every node whatever it holds (DEL). It reports

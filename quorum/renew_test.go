@@ -22,6 +22,15 @@ func TestRenewBatches(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// An acquire answers at a quorum: let the third node's writes land.
+	eventuallyTrue(t, func() bool {
+		for _, l := range leases {
+			if holders(fs, l.Key, "v") != 3 {
+				return false
+			}
+		}
+		return true
+	})
 	// k1 is gone on two nodes (expired there): it cannot be held.
 	for _, f := range fs[:2] {
 		f.put("k1", "v", -time.Second)

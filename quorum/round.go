@@ -301,3 +301,15 @@ type timedRound struct {
 	elapsed time.Duration
 	id      string // the op's round id, when it has one
 }
+
+// retryIn is the soonest a refused fair acquire may succeed when tried
+// again: the shortest wait a node that said no reported.
+func (t *round) retryIn() time.Duration {
+	var soonest time.Duration
+	for i, v := range t.votes {
+		if d := time.Duration(t.replies[i].N) * time.Millisecond; v == no && d > 0 && (soonest == 0 || d < soonest) {
+			soonest = d
+		}
+	}
+	return soonest
+}

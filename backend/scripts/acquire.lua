@@ -6,11 +6,29 @@
 -- A fenced acquire also increments the token counter KEYS[3], lists it in the set of
 -- counters KEYS[4] and notes the round as the counter's last writer in KEYS[5]; the
 -- raise that follows notes the token beside the lock ("<round> <pad> <token>").
--- Returns 1 (fenced: the counter) when set, 0 when the key exists or is delayed.
-if redis.call("EXISTS", KEYS[2]) == 1 and redis.call("EXISTS", KEYS[1]) == 0 then
-  return 0
+-- A fair acquire (KEYS[6], the lock's queue of waiters by ticket, and KEYS[7] their
+-- leases) first purges waiters whose lease ended, and sets only when the queue is
+-- empty or its head is waiter ARGV[6].
+-- Returns 1 (fenced: the counter) when set. Else 0, or for a fair acquire minus the ms
+-- until a retry may succeed: the holder's TTL and delay, or the head waiter's lease.
+local fair = #KEYS > 5
+local now = 0
+if fair then
+  local t = redis.call("TIME")
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local gone = redis.call("ZRANGEBYSCORE", KEYS[7], "-inf", now)
+  if #gone > 0 then
+    redis.call("ZREM", KEYS[6], unpack(gone))
+    redis.call("ZREM", KEYS[7], unpack(gone))
+  end
+  local head = redis.call("ZRANGE", KEYS[6], 0, 0)[1]
+  if head and head ~= ARGV[6] then
+    local ends = tonumber(redis.call("ZSCORE", KEYS[7], head)) or now
+    return -math.max(1, ends - now)
+  end
 end
-if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+local held = redis.call("EXISTS", KEYS[1]) == 1
+if not held and redis.call("EXISTS", KEYS[2]) == 0 and redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   redis.call("SET", KEYS[2], ARGV[3] .. " " .. ARGV[4], "PX", tonumber(ARGV[2]) + tonumber(ARGV[5]))
   if #KEYS > 2 then
     local token = redis.call("INCR", KEYS[3])
@@ -19,5 +37,8 @@ if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
     return token
   end
   return 1
+end
+if fair then
+  return -math.max(1, redis.call("PTTL", KEYS[1]), redis.call("PTTL", KEYS[2]))
 end
 return 0

@@ -1,7 +1,18 @@
 -- Compare-and-delete: remove KEYS[1] (and its note KEYS[2]) only while it still holds ARGV[1].
--- Returns 1 when deleted, 0 when the key is absent or holds another value.
+-- With the lock's fair queue (KEYS[3], and the waiters' leases KEYS[4]), the holder
+-- ARGV[1] also leaves the queue, where it waited under its own name.
+-- Returns 1 when deleted (2 when waiters are queued, to be woken), 0 when the key is
+-- absent or holds another value.
 if redis.call("GET", KEYS[1]) == ARGV[1] then
   redis.call("DEL", KEYS[2])
-  return redis.call("DEL", KEYS[1])
+  redis.call("DEL", KEYS[1])
+  if #KEYS > 2 then
+    redis.call("ZREM", KEYS[3], ARGV[1])
+    redis.call("ZREM", KEYS[4], ARGV[1])
+    if redis.call("ZCARD", KEYS[3]) > 0 then
+      return 2
+    end
+  end
+  return 1
 end
 return 0

@@ -1,0 +1,33 @@
+-- A lock's fair queue: KEYS[1] the waiters by ticket (a sorted set), KEYS[2] their leases
+-- (waiter -> when it ends, in this server's ms). ARGV[1] says what to do:
+--   tail:             the largest ticket queued, 0 when none;
+--   add waiter t ms:  queue waiter with ticket t unless queued already, leased for ms; 1;
+--   beat waiter ms:   renew waiter's lease; 1, or 0 when it is no longer queued;
+--   del waiter:       remove waiter; 1 when it was queued, else 0.
+-- Both keys live as long as the longest lease: a queue nobody renews goes.
+local function now()
+  local t = redis.call("TIME")
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function lease(waiter, ms)
+  redis.call("ZADD", KEYS[2], now() + ms, waiter)
+  redis.call("PEXPIRE", KEYS[1], ms)
+  redis.call("PEXPIRE", KEYS[2], ms)
+end
+local mode = ARGV[1]
+if mode == "tail" then
+  local last = redis.call("ZREVRANGE", KEYS[1], 0, 0, "WITHSCORES")
+  return tonumber(last[2] or "0")
+elseif mode == "add" then
+  redis.call("ZADD", KEYS[1], "NX", ARGV[3], ARGV[2])
+  lease(ARGV[2], tonumber(ARGV[4]))
+  return 1
+elseif mode == "beat" then
+  if not redis.call("ZSCORE", KEYS[1], ARGV[2]) then
+    return 0
+  end
+  lease(ARGV[2], tonumber(ARGV[3]))
+  return 1
+end
+redis.call("ZREM", KEYS[2], ARGV[2])
+return redis.call("ZREM", KEYS[1], ARGV[2])

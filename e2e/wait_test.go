@@ -1,0 +1,134 @@
+package e2e
+
+// Fair waiting (LOCK.ACQUIRE ... WAIT): waiters on two replicas are granted
+// in arrival order; one that times out or hangs up leaves the queue.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// queuedOn counts the backends that queue waiter for key.
+func queuedOn(t *testing.T, h *harness.Harness, key, waiter string) int {
+	t.Helper()
+	n := 0
+	for _, b := range h.Backend {
+		if err := b.Client().ZScore(context.Background(), quorum.QueueKey(key), waiter).Err(); err == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func TestWaitersGrantedInArrivalOrder(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	_, addr2 := h.Serve()
+	addrs := []string{h.Addr, addr2}
+	ctx := t.Context()
+	holder := h.Client()
+	if err := holder.Do(ctx, "LOCK.ACQUIRE", "fair", "holder", 60000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20
+	var (
+		mu      sync.Mutex
+		granted []string
+		tokens  []int64
+		wg      sync.WaitGroup
+	)
+	arrival := make([]string, n)
+	for i := range n {
+		// Names sort against arrival: the queue's tickets decide, not names.
+		w := fmt.Sprintf("w%02d", n-i)
+		arrival[i] = w
+		c := redis.NewClient(&redis.Options{Addr: addrs[i%2], MaxRetries: -1, ReadTimeout: time.Minute})
+		defer c.Close()
+		wg.Go(func() {
+			tok, err := c.Do(ctx, "LOCK.ACQUIRE", "fair", w, 60000, "WAIT", 60000).Int64()
+			if err != nil {
+				t.Errorf("%s: %v", w, err)
+				return
+			}
+			mu.Lock()
+			granted, tokens = append(granted, w), append(tokens, tok)
+			mu.Unlock()
+			if err := c.Do(ctx, "LOCK.RELEASE", "fair", w).Err(); err != nil {
+				t.Errorf("%s release: %v", w, err)
+			}
+		})
+		harness.Eventually(t, w+" queued on a quorum", func() bool { return queuedOn(t, h, "fair", w) >= 2 })
+	}
+	if got := infoInt(t, holder, "blocked_clients") + infoInt(t, redis.NewClient(&redis.Options{Addr: addr2}), "blocked_clients"); got != n {
+		t.Fatalf("blocked_clients on both replicas = %d, want %d", got, n)
+	}
+	if err := holder.Do(ctx, "LOCK.RELEASE", "fair", "holder").Err(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	for i := range granted {
+		if granted[i] != arrival[i] {
+			t.Fatalf("granted in order %v; want arrival order %v", granted, arrival)
+		}
+		if i > 0 && tokens[i] <= tokens[i-1] {
+			t.Fatalf("tokens %v do not increase", tokens)
+		}
+	}
+}
+
+func TestWaitersLeaveTheQueue(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	holder := h.Client()
+	if err := holder.Do(ctx, "LOCK.ACQUIRE", "busy", "holder", 60000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Timed out: nil after its wait, and out of the queue.
+	start := time.Now()
+	if err := holder.Do(ctx, "LOCK.ACQUIRE", "busy", "patient", 60000, "WAIT", 500).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("LOCK.ACQUIRE WAIT 500 of a held lock = %v; want nil", err)
+	}
+	if waited := time.Since(start); waited < 500*time.Millisecond {
+		t.Fatalf("WAIT 500 answered after %v", waited)
+	}
+	if got := queuedOn(t, h, "busy", "patient"); got != 0 {
+		t.Fatalf("a waiter that timed out is still queued on %d backends", got)
+	}
+
+	// Hung up: out of the queue at once, long before its wait would end.
+	nc, err := net.Dial("tcp", h.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmt.Fprintf(nc, "LOCK.ACQUIRE busy gone 60000 WAIT 60000\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, "the waiter queued", func() bool { return queuedOn(t, h, "busy", "gone") >= 2 })
+	_ = nc.Close()
+	harness.Eventually(t, "the waiter that hung up to leave the queue", func() bool { return queuedOn(t, h, "busy", "gone") == 0 })
+
+	// A waiter behind one that left is granted once the lock is released.
+	got := make(chan error, 1)
+	go func() { got <- h.Client().Do(ctx, "LOCK.ACQUIRE", "busy", "next", 60000, "WAIT", 60000).Err() }()
+	harness.Eventually(t, "the next waiter queued", func() bool { return queuedOn(t, h, "busy", "next") >= 2 })
+	if err := holder.Do(ctx, "LOCK.RELEASE", "busy", "holder").Err(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("the waiter after a release: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter was not granted within 5s of the release")
+	}
+}

@@ -1,0 +1,130 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// Fair waiting (LOCK.ACQUIRE ... WAIT ms): a request the lock refuses joins
+// the key's queue on the backends (quorum.Enqueue: arrival order across
+// replicas) under its owner's name, and tries again when woken: a release
+// of the lock or a waiter leaving publishes on the key's wait channel
+// through the wake bus (every replica hears it); the holder's TTL and
+// lock-delay, or the lease of the waiter ahead, as the refusal reported,
+// set a timer. Nothing polls. While it waits its replica renews its place
+// every session_tick (a waiter whose replica died leaves after its lease);
+// a waiter that times out or hangs up leaves the queue at once.
+
+// waitLease is how long a waiter keeps its place without a renewal.
+func (s *Server) waitLease() time.Duration { return 4 * s.opts.SessionTick }
+
+// waitChannel is the wake bus channel of key's waiters.
+func waitChannel(key string) string { return quorum.InternalPrefix + "wait:" + key }
+
+// waitWake is a waiter's end of its wait channel.
+type waitWake chan struct{}
+
+// Deliver implements wake.Subscriber: it never blocks.
+func (w waitWake) Deliver(_, _, _ string) {
+	select {
+	case w <- struct{}{}:
+	default: // a wake-up is pending already
+	}
+}
+
+// acquireWaiting runs LOCK.ACQUIRE with WAIT: the lock, or nil once the
+// wait ran out.
+func (s *Server) acquireWaiting(c *request, a acquireArgs) {
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	leave := c.watchHangup()
+	defer leave()
+	ctx := c.client.ctx
+	wake, channel := make(waitWake, 1), waitChannel(a.key)
+	s.bus.Subscribe(ctx, wake, channel) // before the first try: no wake-up falls between
+	defer s.bus.Unsubscribe(wake, channel)
+	expired := time.NewTimer(time.Until(c.arrived.Add(a.wait)))
+	defer expired.Stop()
+	beat := time.NewTicker(s.opts.SessionTick)
+	defer beat.Stop()
+	retry := time.NewTimer(time.Hour)
+	defer retry.Stop()
+	queued := false
+	for {
+		start := time.Now()
+		g, err := s.engine.AcquireWaiting(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl, a.owner)
+		s.track(c, kindAcquire, start, g, err)
+		var rerr *quorum.RoundError
+		switch {
+		case err == nil:
+			// Its place goes with its release (the release takes the owner
+			// out of the queue), or with its lease.
+			s.granted(c, a, g)
+			return
+		case !errors.Is(err, quorum.ErrTaken):
+			s.leaveQueue(a, queued)
+			c.writeErr(err)
+			return
+		case !queued:
+			if err := s.engine.Enqueue(ctx, a.key, a.owner, s.waitLease()); err != nil {
+				c.writeErr(err)
+				return
+			}
+			queued = true
+			continue // it may be first already
+		case errors.As(err, &rerr) && rerr.RetryIn > 0:
+			retry.Reset(rerr.RetryIn)
+		}
+		for woken := false; !woken; {
+			select {
+			case <-wake:
+				woken = true
+			case <-retry.C:
+				woken = true
+			case <-beat.C:
+				if ok, err := s.engine.QueueBeat(ctx, a.key, a.owner, s.waitLease()); err == nil && !ok {
+					queued, woken = false, true // its lease ran out (a pause, a partition): queue again, at the back
+				}
+			case <-expired.C:
+				s.leaveQueue(a, queued)
+				c.writeNull()
+				return
+			case <-ctx.Done():
+				s.leaveQueue(a, queued) // hung up, or the proxy shuts down
+				c.writeErr(ctx.Err())
+				return
+			}
+		}
+	}
+}
+
+// granted answers a granted LOCK.ACQUIRE with its token, booking a SESSION
+// lock with the renewer.
+func (s *Server) granted(c *request, a acquireArgs, g quorum.Grant) {
+	if a.session {
+		c.bookSession(sessionKey{a.key, a.owner}, a.ttl)
+	}
+	c.wr.WriteInt64(g.Token)
+}
+
+// leaveQueue takes a waiter that gives up out of the key's queue and wakes
+// the others: the next may be first now.
+func (s *Server) leaveQueue(a acquireArgs, queued bool) {
+	if !queued {
+		return
+	}
+	s.engine.Dequeue(a.key, a.owner)
+	s.bus.Notify(waitChannel(a.key), "left")
+}
+
+// releaseFair releases a native lock and wakes its waiters, if any.
+func (s *Server) releaseFair(ctx context.Context, key, owner string) error {
+	waiters, err := s.engine.ReleaseFair(ctx, key, owner)
+	if waiters {
+		s.bus.Notify(waitChannel(key), "released")
+	}
+	return err
+}
