@@ -21,11 +21,13 @@ func main() {
 	idle := flag.Int("idle-conns", 10000, "idle client connections for the memory case")
 	out := flag.String("out", "BENCHMARKS.md", "where to write the report")
 	quick := flag.Bool("quick", false, "small counts, for a smoke run")
+	sessions := flag.Int("session-locks", 1000, "session locks held for the renewal case")
+	handoffN := flag.Int("handoffs", 300, "release-to-waiter hand-offs measured")
 	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
 		"to tell a regression from the machine's noise")
 	flag.Parse()
 	if *quick {
-		*runs, *requests, *cycleTime, *idle = 1, 5000, time.Second, 500
+		*runs, *requests, *cycleTime, *idle, *handoffN = 1, 5000, time.Second, 500, 50
 	}
 	for _, tool := range []string{"redis-server", "redis-benchmark"} {
 		if _, err := exec.LookPath(tool); err != nil {
@@ -111,8 +113,15 @@ func main() {
 	}
 	perConn, err := idleConnMemory(proxies[5], *idle)
 	check(err)
+	// Once, not per run: they measure the features' own costs.
+	renew, err := sessionRenewal(proxies[5].addr, backends[0], *sessions, 3*time.Second, *cycleTime)
+	check(err)
+	p50, p99, err := handoffs(proxies[5].addr, backends[:5], *handoffN)
+	check(err)
+	m.add("handoff/p50", p50)
+	m.add("handoff/p99", p99)
 
-	report := m.report(*runs, *idle, perConn, *baseline)
+	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN)
 	fmt.Print(report)
 	path := *out
 	if !filepath.IsAbs(path) {

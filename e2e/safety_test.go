@@ -133,6 +133,10 @@ func scenarios() []scenario {
 			expect: "unlocks answer 0, 0, 0, 1; no second owner before the last", fault: reentrantOutages, check: safeAndClean},
 		{name: "fenced tryLock and LOCK.ACQUIRE through both replicas while backends restart empty and pause", quarantine: true,
 			expect: "tokens strictly increase or are refused (NOQUORUM)", fault: tokensAcrossFaults, check: safeAndClean},
+		{name: "session locks (WAIT, SESSION) held past their TTL while a backend restarts empty; a session lock left on a replica paused past its TTL (lock_delay 1 s)",
+			quarantine: true, expect: "no overlap: renewals keep session locks, the paused replica's lock is free only after its delay and is not renewed after; tokens increase",
+			fault: sessionsAcrossFaults, check: safeButLateAndClean,
+			mutate: func(c *config.Config) { c.NativeLockDelay = time.Second }},
 	}
 }
 
@@ -147,6 +151,14 @@ func safeButLate(r *outcome) error {
 	r.h.late = 0
 	defer func() { r.h.late = late }()
 	return safe(r)
+}
+
+// safeButLateAndClean is safeButLate (a replica is paused) with no wrong answer.
+func safeButLateAndClean(r *outcome) error {
+	if len(r.h.other) > 0 {
+		return fmt.Errorf("%d wrong answers: %v", len(r.h.other), r.h.other)
+	}
+	return safeButLate(r)
 }
 
 // safeAndClean is safe, and no client got an answer other than OK, nil or
@@ -327,6 +339,15 @@ behind a slow pipeline neighbour; a replica with a shorter max_ttl ending a rest
 too early; Redisson hold counts that diverged across two minority outages and released a lock still held;
 fencing tokens that went backwards after a restart. Their owners' holds go through the same checker, and
 any wrong answer (an unlock answer one Redis would not give, a token not larger than the last) fails the row.
+
+The last row covers the lock service's own features (e2e/safety_sessions_test.go). Owners on replica 1 take one
+key with "LOCK.ACQUIRE ... WAIT 1000 SESSION" and hold it up to 2.5 s, past its 1.5 s TTL: their hold is
+[reply, release], so only the session renewals keep it theirs; an owner on replica 2 contends with plain
+LOCK.ACQUIRE; a backend restarts empty meanwhile. Then a session lock taken through replica 2 is left there
+while replica 2 is paused (SIGSTOP) past its TTL: its holder, unaware, counts its TTL from its send; nobody
+may take it sooner than native_lock_delay (1 s here) after the pause began, and once replica 2 resumes the
+lock must stay its new owner's (a lost session is never renewed). Fencing tokens must increase throughout, and
+a session lock held on a live replica must never be found lost at its release.
 Clocks are emulated by cutting one backend's TTLs, because libfaketime does not work with Debian's redis-server.
 `
 	if err := os.WriteFile("SAFETY.md", []byte(report), 0o644); err != nil {
