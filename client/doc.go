@@ -1,7 +1,7 @@
 // Package client takes locks from a redlock-proxy through any go-redis
 // client, with the proxy's native commands: each lock comes with a fencing
 // token, larger than every token before it, to send along with every write
-// the lock protects (see README, "Fencing tokens").
+// the lock protects (see README, "Fencing and sessions").
 //
 //	c := client.New(rdb)
 //	lock, err := c.Obtain(ctx, "job:42", 30*time.Second)

@@ -86,6 +86,11 @@ func TestNativeLocks(t *testing.T) {
 		t.Fatalf("LOCK.TOKEN of a SET NX PX lock = %v; want nil (tokens for plain SET locks are not served yet)", err)
 	}
 
+	docs, err := one.Do(ctx, "COMMAND", "DOCS", "LOCK.ACQUIRE", "GET").Result()
+	if d := fmt.Sprint(docs); err != nil || !strings.Contains(d, "lock.acquire:map[") || !strings.Contains(d, "WAIT ms] [SESSION]") || strings.Contains(d, "get:") {
+		t.Fatalf("COMMAND DOCS LOCK.ACQUIRE GET = %v, %v; want lock.acquire's summary (and nothing for GET)", docs, err)
+	}
+
 	resp3 := h.Client(func(o *redis.Options) { o.Protocol = 3 })
 	if tok, err := resp3.Do(ctx, "LOCK.ACQUIRE", "job:3", "dave", 30000).Int64(); err != nil || tok <= last {
 		t.Fatalf("RESP3 LOCK.ACQUIRE = %d, %v; want a token above %d", tok, err, last)

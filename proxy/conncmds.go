@@ -230,7 +230,33 @@ func (s *Server) cmdCommand(c *request, args [][]byte) {
 			}
 		}
 	case equalFold(args[1], "docs"):
-		c.writeMapHeader(0) // no docs: redis-cli then works without hints
+		// The proxy's own commands; Redis's are Redis's to document
+		// (redis-cli works without hints for them).
+		names := args[2:]
+		if len(names) == 0 {
+			for _, d := range nativeDocs {
+				names = append(names, []byte(d.name))
+			}
+		}
+		var found []commandDoc
+		for _, name := range names {
+			if cmd := s.lookup(name); cmd != nil {
+				if d, ok := docOf(cmd.name); ok {
+					found = append(found, d)
+				}
+			}
+		}
+		c.writeMapHeader(len(found))
+		for _, d := range found {
+			c.wr.WriteBulkString(d.name)
+			c.writeMapHeader(3)
+			c.wr.WriteBulkString("summary")
+			c.wr.WriteBulkString(d.summary)
+			c.wr.WriteBulkString("since")
+			c.wr.WriteBulkString("1.0.0")
+			c.wr.WriteBulkString("group")
+			c.wr.WriteBulkString("generic")
+		}
 	default:
 		c.writeErr(unknownSubcommand(args[1], "COMMAND"))
 	}

@@ -24,6 +24,27 @@ import (
 // With SESSION it is bound to the connection (sessions.go): renewed while
 // the connection is open, released when it closes.
 
+// commandDoc is what COMMAND DOCS says of a native command.
+type commandDoc struct{ name, summary string }
+
+var nativeDocs = []commandDoc{
+	{"lock.acquire", "LOCK.ACQUIRE key owner ttl-ms [WAIT ms] [SESSION]: takes the lock by quorum; the fencing token, or nil " +
+		"when another owner holds it (past WAIT ms in the key's fair queue). SESSION: renewed while this connection is open, released when it closes"},
+	{"lock.extend", "LOCK.EXTEND key owner ttl-ms: sets the TTL of owner's lock; 1, or 0 when owner does not hold it"},
+	{"lock.release", "LOCK.RELEASE key owner: releases owner's lock and wakes its waiters; 1, or 0 when owner does not hold it"},
+	{"lock.token", "LOCK.TOKEN key [owner]: the fencing token of the lock's holder (owner's, when given), or nil"},
+}
+
+// docOf finds a native command's doc.
+func docOf(name string) (commandDoc, bool) {
+	for _, d := range nativeDocs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return commandDoc{}, false
+}
+
 // acquireArgs is LOCK.ACQUIRE's request.
 type acquireArgs struct {
 	key, owner string

@@ -37,6 +37,27 @@ test("ioredis 6: the native lock commands through call, as README shows them", a
     const t2 = await c.call("LOCK.ACQUIRE", "n6:native", "o2", 5000);
     assert.ok(t2 > t1, `token ${t2} after ${t1}`);
     assert.equal(await c.call("LOCK.RELEASE", "n6:native", "o2"), 1);
+
+    // WAIT: granted at the holder's release, on another connection.
+    const other = new IORedis6({ host, port, maxRetriesPerRequest: 0 });
+    try {
+      await c.call("LOCK.ACQUIRE", "n6:wait", "o1", 5000);
+      setTimeout(() => c.call("LOCK.RELEASE", "n6:wait", "o1"), 300);
+      const t3 = await other.call("LOCK.ACQUIRE", "n6:wait", "o2", 30000, "WAIT", 5000);
+      assert.ok(t3 > t2, `WAIT token ${t3} after ${t2}`);
+      assert.equal(await c.call("LOCK.ACQUIRE", "n6:wait", "o3", 30000, "WAIT", 200), null);
+      await other.call("LOCK.RELEASE", "n6:wait", "o2");
+      // SESSION: held past its TTL while its connection is open, released when it closes.
+      assert.ok((await other.call("LOCK.ACQUIRE", "n6:session", "o1", 3000, "SESSION")) > t3);
+      await new Promise((r) => setTimeout(r, 4000));
+      assert.notEqual(await c.call("LOCK.TOKEN", "n6:session"), null);
+    } finally {
+      other.disconnect();
+    }
+    for (let i = 0; i < 100 && (await c.call("LOCK.TOKEN", "n6:session")) !== null; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(await c.call("LOCK.TOKEN", "n6:session"), null);
   } finally {
     await c.quit();
   }

@@ -87,6 +87,25 @@ t2 = r.execute_command("LOCK.ACQUIRE", "py:native", "p2", 5000)
 check(isinstance(t2, int) and t2 > t1, "the next owner's token is larger")
 check(r.execute_command("LOCK.RELEASE", "py:native", "p2") == 1, "and released")
 
+# WAIT: queued behind the holder, granted when it releases (another thread);
+# SESSION: held while this connection is open, released when it closes.
+r.execute_command("LOCK.ACQUIRE", "py:wait", "p1", 5000)
+threading.Timer(0.3, lambda: r.execute_command("LOCK.RELEASE", "py:wait", "p1")).start()
+t3 = r.execute_command("LOCK.ACQUIRE", "py:wait", "p2", 30000, "WAIT", 5000)
+check(isinstance(t3, int) and t3 > t2, "WAIT is granted at the holder's release")
+check(r.execute_command("LOCK.ACQUIRE", "py:wait", "p3", 30000, "WAIT", 200) is None, "WAIT gives up with None")
+r.execute_command("LOCK.RELEASE", "py:wait", "p2")
+s = redis.Redis(host=host, port=int(port), single_connection_client=True)
+check(s.execute_command("LOCK.ACQUIRE", "py:session", "p1", 3000, "SESSION") > t3, "SESSION lock granted")
+time.sleep(4)
+check(r.execute_command("LOCK.TOKEN", "py:session") is not None, "a session lock outlives its TTL while its connection is open")
+s.close()
+s.connection_pool.disconnect()  # close() only hands the connection back to its pool
+deadline = time.time() + 5
+while r.execute_command("LOCK.TOKEN", "py:session") is not None and time.time() < deadline:
+    time.sleep(0.05)
+check(r.execute_command("LOCK.TOKEN", "py:session") is None, "closing the connection releases it")
+
 # Threads contending: a read-modify-write under the lock must never interleave.
 state = {"n": 0, "inside": 0, "overlap": False}
 
