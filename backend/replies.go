@@ -55,7 +55,7 @@ func raiseReply(val any) quorum.Reply {
 // entryOf reads the {value, pttl[, type]} reply of a read script.
 func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || len(res) > 4 {
+	if !ok || len(res) < 2 || len(res) > 5 {
 		return quorum.Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
@@ -64,8 +64,11 @@ func entryOf(val any) (quorum.Entry, error) {
 	}
 	value, found := res[0].(string)
 	e := quorum.Entry{Found: found, Value: value, TTL: time.Duration(ttl) * time.Millisecond}
-	if len(res) == 4 {
+	if len(res) >= 4 {
 		e.Token, _ = res[3].(int64)
+	}
+	if len(res) == 5 {
+		e.Round, _ = res[4].(string)
 	}
 	if len(res) >= 3 {
 		typ, _ := res[2].(int64)

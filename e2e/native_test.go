@@ -82,9 +82,26 @@ func TestNativeLocks(t *testing.T) {
 	if err := one.SetNX(ctx, "plain", "v", time.Minute).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := one.Do(ctx, "LOCK.TOKEN", "plain").Err(); !errors.Is(err, redis.Nil) {
-		t.Fatalf("LOCK.TOKEN of a SET NX PX lock = %v; want nil (tokens for plain SET locks are not served yet)", err)
+	// A SET NX PX lock gets its token at its first read, through either
+	// replica, and keeps it; the next owner's is larger.
+	plain, err := two.Do(ctx, "LOCK.TOKEN", "plain", "v").Int64()
+	if err != nil || plain <= last {
+		t.Fatalf("LOCK.TOKEN of a SET NX PX lock = %d, %v; want a token above %d", plain, err, last)
 	}
+	if again, err := one.Do(ctx, "LOCK.TOKEN", "plain").Int64(); err != nil || again != plain {
+		t.Fatalf("LOCK.TOKEN again, through the other replica = %d, %v; want %d", again, err, plain)
+	}
+	if err := one.Eval(ctx, harness.UnlockScript, []string{"plain"}, "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := two.SetNX(ctx, "plain", "w", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	next, err := one.Do(ctx, "LOCK.TOKEN", "plain").Int64()
+	if err != nil || next <= plain {
+		t.Fatalf("the next SET NX PX owner's token = %d, %v; want above %d", next, err, plain)
+	}
+	last = next
 
 	docs, err := one.Do(ctx, "COMMAND", "DOCS", "LOCK.ACQUIRE", "GET").Result()
 	if d := fmt.Sprint(docs); err != nil || !strings.Contains(d, "lock.acquire:map[") || !strings.Contains(d, "WAIT ms] [SESSION]") || strings.Contains(d, "get:") {

@@ -20,7 +20,8 @@ import (
 //	LOCK.TOKEN key [owner]         -> the holder's token (when given, owner's), or nil
 //
 // A native lock is a plain lock on the backends (key = owner, with a TTL),
-// so GET, PTTL and the compare-and-delete scripts see it as any other.
+// so GET, PTTL and the compare-and-delete scripts see it as any other; and
+// any string lock (SET NX PX) gets a token from LOCK.TOKEN.
 // With SESSION it is bound to the connection (sessions.go): renewed while
 // the connection is open, released when it closes.
 
@@ -32,7 +33,7 @@ var nativeDocs = []commandDoc{
 		"when another owner holds it (past WAIT ms in the key's fair queue). SESSION: renewed while this connection is open, released when it closes"},
 	{"lock.extend", "LOCK.EXTEND key owner ttl-ms: sets the TTL of owner's lock; 1, or 0 when owner does not hold it"},
 	{"lock.release", "LOCK.RELEASE key owner: releases owner's lock and wakes its waiters; 1, or 0 when owner does not hold it"},
-	{"lock.token", "LOCK.TOKEN key [owner]: the fencing token of the lock's holder (owner's, when given), or nil"},
+	{"lock.token", "LOCK.TOKEN key [owner]: the fencing token of the lock's holder (owner's, when given), or nil; a lock taken with SET NX PX gets one at its first read"},
 }
 
 // docOf finds a native command's doc.
@@ -153,7 +154,7 @@ func (s *Server) cmdLockToken(c *request, args [][]byte) {
 		return
 	}
 	start := time.Now()
-	e, err := s.engine.Token(c.ctx, string(args[1]))
+	e, err := s.engine.TokenOf(c.ctx, string(args[1])) // a lock taken by SET NX PX gets its token now
 	s.metrics.observe(kindRead, start, err, 0)
 	switch {
 	case err != nil:

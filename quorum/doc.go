@@ -114,7 +114,12 @@
 // tokens from one counter per node for all keys (TokenKey), so that tokens
 // cost constant memory; the raise also notes the token beside the lock on
 // the nodes that hold it, and needs Q of them, so that a read quorum of the
-// lock's holders includes one that noted it (Token: the largest noted).
+// lock's holders includes one that noted it (TokenOf: the largest noted).
+// A lock taken without a token (Acquire) gets one at its first TokenOf:
+// one more than the largest counter among Q intact nodes, raised on Q and
+// noted on Q holders, all before the lock can expire on any of its holders
+// (tokenfix.go); a later owner is granted only after that, so its token is
+// larger.
 //
 // A node without the mark (it restarted empty, or is new) is repaired:
 // each counter is raised to the largest value among N-Q+1 intact other

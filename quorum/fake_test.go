@@ -333,7 +333,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
 		if op.Aux != "" {
-			entry.Token = e.token
+			entry.Token, entry.Round = e.token, e.round
 		}
 		return Reply{OK: true, Entry: entry}
 	case OpDel:

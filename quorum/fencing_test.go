@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -78,8 +79,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // Fenced string locks: every grant's token is larger than every earlier
 // one, across keys and owners and with a node down; the token is noted
-// beside the lock (Token reads it, an extend keeps it); an unfenced lock
-// reads as token 0.
+// beside the lock (TokenOf reads it, an extend keeps it).
 func TestAcquireFencedTokens(t *testing.T) {
 	fs, ns := fakes(5)
 	e := newEngine(t, ns)
@@ -99,18 +99,57 @@ func TestAcquireFencedTokens(t *testing.T) {
 		if _, err := e.Extend(ctx, key, owner, 20*time.Second); err != nil {
 			t.Fatal(err)
 		}
-		if en, err := e.Token(ctx, key); err != nil || !en.Found || en.Value != owner || en.Token != g.Token {
+		if en, err := e.TokenOf(ctx, key); err != nil || !en.Found || en.Value != owner || en.Token != g.Token {
 			t.Fatalf("Token(%s) = %+v, %v; want %s holding token %d", key, en, err, owner, g.Token)
 		}
 		if err := e.Release(ctx, key, owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.Acquire(ctx, "plain", "v", 10*time.Second); err != nil {
+}
+
+// Locks taken without a token (Acquire) get one at their first read, above
+// every token before, fenced or fixed; it sticks; the next owner's is
+// larger; a lock about to expire gets none.
+func TestTokenFixedOnFirstRead(t *testing.T) {
+	fs, ns := fakes(5)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	g, err := e.AcquireFenced(ctx, "fenced", "f", 10*time.Second)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if en, err := e.Token(ctx, "plain"); err != nil || !en.Found || en.Token != 0 {
-		t.Fatalf("Token of an unfenced lock = %+v, %v; want found, token 0", en, err)
+	last := g.Token
+	fs[4].setFault(errRefused, 0, nil) // a node down throughout
+	for i, owner := range []string{"a", "b", "c"} {
+		if _, err := e.Acquire(ctx, "plain", owner, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		en, err := e.TokenOf(ctx, "plain")
+		if err != nil || en.Value != owner || en.Token <= last {
+			t.Fatalf("read %d: %+v, %v; want %s's lock with a token above %d", i, en, err, owner, last)
+		}
+		if again, err := e.TokenOf(ctx, "plain"); err != nil || again.Token != en.Token {
+			t.Fatalf("second read = %+v, %v; want the same token %d", again, err, en.Token)
+		}
+		last = en.Token
+		if err := e.Release(ctx, "plain", owner); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g, err := e.AcquireFenced(ctx, "fenced2", "f", 10*time.Second); err != nil || g.Token <= last {
+		t.Fatalf("a fenced grant after fixed tokens = %+v, %v; want a token above %d", g, err, last)
+	}
+	// A fix that cannot end before the lock can expire on a holder gives
+	// no token: a later owner could be granted first.
+	gate := make(chan struct{})
+	for _, f := range fs[:4] {
+		f.put("short", "s", 100*time.Millisecond)
+		f.setOpFault("raise", nil, gate) // the counters answer after the lock's end
+	}
+	time.AfterFunc(150*time.Millisecond, func() { close(gate) })
+	if en, err := e.TokenOf(ctx, "short"); !errors.Is(err, ErrValiditySpent) && !errors.Is(err, ErrNoQuorum) || en.Token > 0 {
+		t.Fatalf("a fix past the lock's end = %+v, %v; want no token", en, err)
 	}
 }
 

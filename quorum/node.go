@@ -152,6 +152,8 @@ type Entry struct {
 	Type KeyType
 	// Token is the fencing token noted beside a fenced lock (0: none).
 	Token int64
+	// Round is the round that wrote a string lock (reads with its note).
+	Round string
 }
 
 // KeyType is the Redis type of a key as reads report it.

@@ -29,14 +29,6 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 	return e.read(ctx, Op{Kind: OpRead, Key: key}, false, false)
 }
 
-// Token reads a fenced lock (AcquireFenced) by quorum, as Get does, with the
-// token noted beside it: the largest among the nodes that hold its value,
-// which include one that noted it (Q held the note when it was granted).
-// Entry.Token is 0 for a lock granted without one.
-func (e *Engine) Token(ctx context.Context, key string) (Entry, error) {
-	return e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, true, false)
-}
-
 // entryID tells apart the entries a read counts as different answers.
 func entryID(v Entry, presence bool) string {
 	if presence {
