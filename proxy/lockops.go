@@ -15,8 +15,19 @@ import (
 // release answers 1 when a quorum deleted the owner's value, "no" when the
 // caller did not hold it on a majority; it reports whether it released.
 func (s *Server) release(c *request, key, value string, no falseReply) (released bool) {
+	return s.releaseAs(c, key, value, no, false)
+}
+
+// releaseAs is release; with fair (a native lock's) it also takes the owner
+// out of the key's wait queue and wakes the waiters.
+func (s *Server) releaseAs(c *request, key, value string, no falseReply, fair bool) (released bool) {
 	start := time.Now()
-	err := s.engine.Release(c.ctx, key, value)
+	var err error
+	if fair {
+		err = s.releaseFair(c.ctx, key, value)
+	} else {
+		err = s.engine.Release(c.ctx, key, value)
+	}
 	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
 	case err == nil:

@@ -132,17 +132,7 @@ func (s *Server) cmdLockRelease(c *request, args [][]byte) {
 	key, owner := string(args[1]), string(args[2])
 	// Out of the book first: no renewal after the release.
 	s.sessions.drop(c.client, sessionKey{key, owner})
-	start := time.Now()
-	err := s.releaseFair(c.ctx, key, owner)
-	s.metrics.observe(kindRelease, start, err, 0)
-	switch {
-	case err == nil:
-		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrNotHeld):
-		c.wr.WriteInt(0)
-	default:
-		c.writeErr(err)
-	}
+	s.releaseAs(c, key, owner, falseZero, true)
 }
 
 // maxWait bounds LOCK.ACQUIRE's WAIT: a day.

@@ -231,15 +231,7 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 	}
 	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value}, e.lockTimeout(r.ttl), false)
 	t.collect()
-	noted := func() int {
-		n := 0
-		for j, v := range t.votes {
-			if v == yes && t.replies[j].Noted {
-				n++
-			}
-		}
-		return n
-	}
+	noted := t.noted
 	if lock.Key != "" { // the notes must reach Q holders too
 		t.drainUntil(func() bool { return noted() >= e.quorum })
 	}

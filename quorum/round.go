@@ -302,6 +302,17 @@ type timedRound struct {
 	id      string // the op's round id, when it has one
 }
 
+// noted counts the nodes that took a raise and noted its token beside the lock.
+func (t *round) noted() int {
+	n := 0
+	for j, v := range t.votes {
+		if v == yes && t.replies[j].Noted {
+			n++
+		}
+	}
+	return n
+}
+
 // retryIn is the soonest a refused fair acquire may succeed when tried
 // again: the shortest wait a node that said no reported.
 func (t *round) retryIn() time.Duration {

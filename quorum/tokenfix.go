@@ -81,15 +81,7 @@ func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error
 		return 0, spent(t)
 	}
 	r := e.start(nil, Op{Kind: OpRaise, Key: TokenKey, N: token, Round: v.Round, Aux: key, Value: v.Value}, timeout, false)
-	noted := func() int {
-		n := 0
-		for j, vote := range r.votes {
-			if vote == yes && r.replies[j].Noted {
-				n++
-			}
-		}
-		return n
-	}
+	noted := r.noted
 	r.drainUntil(func() bool { return e.intactYes(r) >= e.quorum && noted() >= e.quorum })
 	defer r.finish(func() {})
 	switch {
