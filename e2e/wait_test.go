@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +131,36 @@ func TestWaitersLeaveTheQueue(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the waiter was not granted within 5s of the release")
+	}
+}
+
+// A graceful shutdown does not wait for a WAIT to run out: the waiter is
+// told at once, leaves the queue, and may ask another replica.
+func TestShutdownEndsWaits(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	a, addr := h.Serve()
+	ctx := t.Context()
+	if err := h.Client().Do(ctx, "LOCK.ACQUIRE", "held", "holder", 60000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: time.Minute})
+	defer c.Close()
+	got := make(chan error, 1)
+	go func() { got <- c.Do(ctx, "LOCK.ACQUIRE", "held", "waiter", 60000, "WAIT", 60000).Err() }()
+	harness.Eventually(t, "the waiter queued", func() bool { return queuedOn(t, h, "held", "waiter") >= 2 })
+	start := time.Now()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := a.Server.Shutdown(sctx); err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("Shutdown took %v behind a 60 s WAIT", took)
+	}
+	if err := <-got; err == nil || !strings.Contains(err.Error(), "shutting down") {
+		t.Fatalf("the waiter got %v; want the shutdown error", err)
+	}
+	if n := queuedOn(t, h, "held", "waiter"); n != 0 {
+		t.Fatalf("the waiter is still queued on %d backends", n)
 	}
 }

@@ -30,6 +30,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		started:   time.Now(),
 		runID:     hex.EncodeToString(id),
 		listeners: map[net.Listener]struct{}{},
+		stopWaits: make(chan struct{}),
 		clients:   map[*client]struct{}{},
 		metrics:   o.metrics,
 		bus:       o.bus,
@@ -117,7 +118,9 @@ func (s *Server) Serving() bool {
 func (s *Server) stopAccepting() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.closing.Store(true)
+	if !s.closing.Swap(true) {
+		close(s.stopWaits) // a WAIT is not a round in flight: it ends now
+	}
 	for ln := range s.listeners {
 		_ = ln.Close()
 	}

@@ -30,8 +30,9 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
-	sessions sessions     // connection-bound locks and their renewer
-	waiting  atomic.Int64 // LOCK.ACQUIRE ... WAIT requests waiting now
+	sessions  sessions      // connection-bound locks and their renewer
+	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
+	stopWaits chan struct{} // closed when the server stops accepting
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}

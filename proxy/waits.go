@@ -18,6 +18,8 @@ import (
 // every session_tick (a waiter whose replica died leaves after its lease);
 // a waiter that times out or hangs up leaves the queue at once.
 
+var errShuttingDown = respError("ERR the proxy is shutting down: WAIT ended; ask another replica")
+
 // waitLease is how long a waiter keeps its place without a renewal.
 func (s *Server) waitLease() time.Duration { return 4 * s.opts.SessionTick }
 
@@ -93,8 +95,12 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 				c.writeNull()
 				return
 			case <-ctx.Done():
-				s.leaveQueue(a, queued) // hung up, or the proxy shuts down
+				s.leaveQueue(a, queued) // hung up, or the proxy closes
 				c.writeErr(ctx.Err())
+				return
+			case <-s.stopWaits:
+				s.leaveQueue(a, queued)
+				c.writeErr(errShuttingDown)
 				return
 			}
 		}
