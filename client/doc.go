@@ -8,4 +8,8 @@
 //	if errors.Is(err, client.ErrNotObtained) { ... }       // another owner holds it
 //	defer lock.Release(ctx)
 //	store.Write(data, lock.Token())                        // the store refuses older tokens
+//
+// WithWait queues for the lock (fair, across proxy replicas) instead of
+// failing at once; WithSession binds it to a connection of its own, which
+// the proxy renews it over and releases it with.
 package client

@@ -42,8 +42,11 @@ func Example() {
 	first := lock.Token()
 	_, err = c.Obtain(ctx, "report", 30*time.Second, client.WithOwner("worker-2"))
 	fmt.Println(errors.Is(err, client.ErrNotObtained))
-	fmt.Println(lock.Release(ctx))
-	lock2, err := c.Obtain(ctx, "report", 30*time.Second, client.WithOwner("worker-2"))
+	// Worker 2 waits its turn (in the lock's fair queue) while worker 1
+	// finishes, with a session lock: held while its connection is open.
+	time.AfterFunc(100*time.Millisecond, func() { fmt.Println(lock.Release(ctx)) })
+	lock2, err := c.Obtain(ctx, "report", 3*time.Second, client.WithOwner("worker-2"),
+		client.WithWait(10*time.Second), client.WithSession())
 	if err != nil {
 		panic(err)
 	}
