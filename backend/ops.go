@@ -34,8 +34,8 @@ func keysOf(op quorum.Op) []string {
 	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
 		return []string{quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
 	case quorum.OpRenew:
-		keys := make([]string, 0, 2*len(op.Leases))
-		for _, l := range op.Leases {
+		keys := make([]string, 0, 2*len(*op.Leases))
+		for _, l := range *op.Leases {
 			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
 		}
 		return keys
@@ -69,9 +69,9 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	switch op.Kind {
 	case quorum.OpSetNX:
 		if op.Fair {
-			return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.Delay), op.Waiter)
+			return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.AuxTTL), op.Value)
 		}
-		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.Delay))
+		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.AuxTTL))
 	case quorum.OpQueueTail:
 		return script(queueScript, "tail")
 	case quorum.OpEnqueue:
@@ -87,8 +87,8 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpPExpireIfEq:
 		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
 	case quorum.OpRenew:
-		args := make([]any, 0, 3*len(op.Leases))
-		for _, l := range op.Leases {
+		args := make([]any, 0, 3*len(*op.Leases))
+		for _, l := range *op.Leases {
 			args = append(args, l.Value, ms(l.TTL), ms(l.Pad))
 		}
 		return script(pexpireIfEqScript, args...)

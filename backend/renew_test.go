@@ -26,11 +26,11 @@ func TestRenewAgainstRedis(t *testing.T) {
 	}
 	s.Client().Set(ctx, "k1", "other", time.Minute) // taken over
 	s.Client().Del(ctx, "k3")                       // gone
-	r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: leases})
-	if r.Err != nil || len(r.Each) != 5 {
+	r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases})
+	if r.Err != nil || r.Each == nil || len(*r.Each) != 5 {
 		t.Fatalf("renew = %+v", r)
 	}
-	for i, ok := range r.Each {
+	for i, ok := range *r.Each {
 		want := i != 1 && i != 3
 		if ok != want {
 			t.Errorf("lease %d renewed = %v, want %v", i, ok, want)
@@ -60,7 +60,7 @@ func TestLockDelayAgainstRedis(t *testing.T) {
 	ctx := t.Context()
 	acquire := func(key, value string, ttl, delay time.Duration) bool {
 		t.Helper()
-		r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: key, Value: value, TTL: ttl, Round: "r-" + value, Delay: delay})
+		r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: key, Value: value, TTL: ttl, Round: "r-" + value, AuxTTL: delay})
 		if r.Err != nil {
 			t.Fatal(r.Err)
 		}

@@ -84,7 +84,7 @@ func extendReply(op quorum.Op, val any) quorum.Reply {
 	res, ok := val.([]any)
 	want := 1
 	if op.Kind == quorum.OpRenew {
-		want = len(op.Leases)
+		want = len(*op.Leases)
 	}
 	if !ok || len(res) != want {
 		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the extend script: %v", val)}
@@ -96,5 +96,5 @@ func extendReply(op quorum.Op, val any) quorum.Reply {
 	for i, v := range res {
 		each[i] = v == int64(1)
 	}
-	return quorum.Reply{OK: true, Each: each}
+	return quorum.Reply{OK: true, Each: &each}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
@@ -162,5 +163,30 @@ func TestShutdownEndsWaits(t *testing.T) {
 	}
 	if n := queuedOn(t, h, "held", "waiter"); n != 0 {
 		t.Fatalf("the waiter is still queued on %d backends", n)
+	}
+}
+
+// A session lock granted after a WAIT longer than its TTL is renewed from
+// its grant, not from the request's arrival (which would count it lost at
+// once).
+func TestSessionLockAfterALongWait(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.NativeLockDelay = 0 })
+	ctx := t.Context()
+	holder := h.Client()
+	if err := holder.Do(ctx, "LOCK.ACQUIRE", "k", "holder", 60000).Err(); err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 1500 * time.Millisecond
+	time.AfterFunc(2*ttl, func() { _ = holder.Do(context.Background(), "LOCK.RELEASE", "k", "holder").Err() })
+	waiter := h.Client(func(o *redis.Options) { o.PoolSize = 1 })
+	if err := waiter.Do(ctx, "LOCK.ACQUIRE", "k", "waiter", ttl.Milliseconds(), "WAIT", 10000, "SESSION").Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * ttl)
+	if n := h.Holders("k", "waiter"); n < 2 {
+		t.Fatalf("the session lock granted after a wait is held on %d backends two TTLs later; want a quorum", n)
+	}
+	if lost := infoInt(t, holder, "session_lost"); lost != 0 {
+		t.Fatalf("session_lost = %d", lost)
 	}
 }

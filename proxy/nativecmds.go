@@ -109,8 +109,10 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 
 // bookSession hands a session lock the request was granted to the renewer;
 // settle takes it back if the grant is revoked.
-func (c *request) bookSession(id sessionKey, ttl time.Duration) {
-	c.s.sessions.add(c.client, id, ttl, c.arrived)
+func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
+	// The window opened when the granting round began (after a WAIT, long
+	// after the request arrived): ReplyBy is its end less min_validity.
+	c.s.sessions.add(c.client, id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()

@@ -52,9 +52,9 @@ type sessions struct {
 // must get to it at least twice within its window.
 func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 
-// add books a session lock of c, granted to a request that arrived at
-// arrived, and starts the renewer if it is not running.
-func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, arrived time.Time) {
+// add books a session lock of c whose window ends at until, and starts the
+// renewer if it is not running.
+func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, until time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
@@ -68,7 +68,7 @@ func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, arrived tim
 	if _, ok := mine[id]; !ok {
 		ss.size++
 	}
-	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: arrived.Add(ttl)}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until}
 	if ss.stop == nil && !ss.stopped {
 		ctx, cancel := context.WithCancel(context.Background())
 		ss.stop, ss.done = cancel, make(chan struct{})

@@ -57,7 +57,7 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	queued := false
 	for {
 		start := time.Now()
-		g, err := s.engine.AcquireWaiting(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl, a.owner)
+		g, err := s.engine.AcquireWaiting(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl)
 		s.track(c, kindAcquire, start, g, err)
 		var rerr *quorum.RoundError
 		switch {
@@ -111,7 +111,7 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 // lock with the renewer.
 func (s *Server) granted(c *request, a acquireArgs, g quorum.Grant) {
 	if a.session {
-		c.bookSession(sessionKey{a.key, a.owner}, a.ttl)
+		c.bookSession(sessionKey{a.key, a.owner}, a.ttl, g)
 	}
 	c.wr.WriteInt64(g.Token)
 }

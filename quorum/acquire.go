@@ -19,7 +19,7 @@ import (
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Delay: e.opts.LockDelay}, ttl)
+	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, AuxTTL: e.opts.LockDelay}, ttl)
 }
 
 // AcquireFenced is Acquire with a fencing token (Grant.Token): larger than
@@ -29,18 +29,18 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 // It waits its turn: while key has waiters (Enqueue) it is refused as if
 // the lock were held. Its lock-delay is Settings.NativeLockDelay.
 func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	return e.AcquireWaiting(ctx, key, value, ttl, "")
+	return e.AcquireWaiting(ctx, key, value, ttl)
 }
 
-// AcquireWaiting is AcquireFenced for waiter, queued with Enqueue: it may
-// set the lock only where waiter is at the head of key's queue. When the
+// AcquireWaiting is AcquireFenced for a waiter queued with Enqueue under
+// its owner's name, value: it may set the lock only where value is at the
+// head of key's queue. When the
 // lock is taken (or it is not waiter's turn) the *RoundError's RetryIn says
 // when trying again may succeed at the earliest: the holder's TTL or
-// lock-delay, or the lease of the waiter ahead. Its caller dequeues waiter
-// once it is granted.
-func (e *Engine) AcquireWaiting(ctx context.Context, key, value string, ttl time.Duration, waiter string) (Grant, error) {
-	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, Aux: TokenKey, Delay: e.opts.NativeLockDelay,
-		Fair: true, Waiter: waiter}, ttl)
+// lock-delay, or the lease of the waiter ahead. The waiter leaves the
+// queue with its release (ReleaseFair), or when its lease ends.
+func (e *Engine) AcquireWaiting(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	return e.acquire(ctx, Op{Kind: OpSetNX, Fair: true, Key: key, Value: value, Aux: TokenKey, AuxTTL: e.opts.NativeLockDelay}, ttl)
 }
 
 // acquire runs an acquire round of op, an OpSetNX (fenced when Aux names a

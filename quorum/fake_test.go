@@ -319,11 +319,11 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 	case OpPExpireIfEq:
 		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad})}
 	case OpRenew:
-		each := make([]bool, len(op.Leases))
-		for i, l := range op.Leases {
+		each := make([]bool, len(*op.Leases))
+		for i, l := range *op.Leases {
 			each[i] = f.extend(l)
 		}
-		return Reply{OK: true, Each: each}
+		return Reply{OK: true, Each: &each}
 	case OpRead:
 		f.mu.Lock()
 		defer f.mu.Unlock()

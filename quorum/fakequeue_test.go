@@ -48,7 +48,7 @@ func (f *fakeNode) fairRefusal(op Op) (Reply, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queueLocked(op.Key)
-	if h, ok := head(q); ok && h != op.Waiter {
+	if h, ok := head(q); ok && h != op.Value {
 		return Reply{N: max(1, time.Until(q[h].until).Milliseconds())}, true
 	}
 	if e, ok := f.data[op.Key]; ok && time.Now().Before(e.expiry) {

@@ -97,12 +97,20 @@ const (
 
 // Op is one single-node operation.
 type Op struct {
-	Kind  OpKind
+	Kind OpKind
+	// Fair: an OpSetNX sets only while Key's wait queue is empty or has
+	// its Value (a waiter waits under its owner's name) at the head,
+	// expired waiters purged first, and refuses with N, the ms until trying
+	// again may succeed; an OpDelIfEq also takes Value out of the queue and
+	// reports waiters left (N 2).
+	Fair  bool
 	Key   string
 	Value string
 	TTL   time.Duration
 	// Aux is a second key some hash ops touch: an unlock latch kept for
-	// AuxTTL, or a fencing token counter.
+	// AuxTTL, or a fencing token counter. An OpSetNX's AuxTTL is its
+	// lock-delay: the note beside the lock outlives it by that much, and
+	// while a note outlives its lock the key cannot be set.
 	Aux    string
 	AuxTTL time.Duration
 	N      int64
@@ -114,30 +122,21 @@ type Op struct {
 	// an extend refuses once the key's PTTL is down to it, as the holder's
 	// window is then over even though the padded key lives on.
 	Pad time.Duration
-	// Fair: an OpSetNX sets only while Key's wait queue is empty or has
-	// Waiter at its head (expired waiters purged first), and refuses with
-	// N, the ms until trying again may succeed; an OpDelIfEq takes Value
-	// out of the queue (a waiter waits under its owner's name) and reports
-	// waiters left (N 2).
-	Fair   bool
-	Waiter string
-	// Delay is an OpSetNX's lock-delay: the note beside the lock outlives it
-	// by Delay, and while a note outlives its lock the key cannot be set.
-	Delay time.Duration
-	// Leases are the locks an OpRenew extends.
-	Leases []Lease
+	// Leases are the locks an OpRenew extends (behind a pointer: every
+	// other op is copied through the rounds without them).
+	Leases *[]Lease
 }
 
 // Reply is one node's answer to an Op.
 type Reply struct {
 	OK    bool
-	Entry Entry  // OpRead, OpHashGet
-	N     int64  // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
-	Pre   int64  // OpHashRelease: the holds before, -1 when answered from the latch
-	Token int64  // OpHashAcquire with a token counter: the counter after INCR
-	Own   bool   // OpRaise: the counter was last written by this op's Round
-	Noted bool   // OpRaise with a lock: the lock holds Value and now notes the token
-	Each  []bool // OpRenew: per lease, whether it was extended
+	Entry Entry   // OpRead, OpHashGet
+	N     int64   // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
+	Pre   int64   // OpHashRelease: the holds before, -1 when answered from the latch
+	Token int64   // OpHashAcquire with a token counter: the counter after INCR
+	Own   bool    // OpRaise: the counter was last written by this op's Round
+	Noted bool    // OpRaise with a lock: the lock holds Value and now notes the token
+	Each  *[]bool // OpRenew: per lease, whether it was extended
 	Err   error
 }
 

@@ -36,7 +36,7 @@ func TestFairQueueGrantsInArrivalOrder(t *testing.T) {
 		t.Fatalf("a newcomer while the lock is held and waiters queue = %v; want taken", err)
 	}
 	var rerr *RoundError
-	if _, err := a.AcquireWaiting(ctx, "k", order[0], time.Second, order[0]); !errors.As(err, &rerr) || rerr.RetryIn < 9*time.Second {
+	if _, err := a.AcquireWaiting(ctx, "k", order[0], time.Second); !errors.As(err, &rerr) || rerr.RetryIn < 9*time.Second {
 		t.Fatalf("the first waiter while the lock is held = %v; want taken, retry in about the holder's 10s", err)
 	}
 	if err := a.Release(ctx, "k", "holder"); err != nil {
@@ -50,7 +50,7 @@ func TestFairQueueGrantsInArrivalOrder(t *testing.T) {
 			if slices.Contains(granted, w) {
 				continue
 			}
-			if _, err := engines[w].AcquireWaiting(ctx, "k", w, 5*time.Second, w); err == nil {
+			if _, err := engines[w].AcquireWaiting(ctx, "k", w, 5*time.Second); err == nil {
 				if winner != "" {
 					t.Fatalf("%s and %s both granted", winner, w)
 				}
@@ -152,7 +152,7 @@ func TestFairQueueLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rerr *RoundError
-	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second, "live"); !errors.As(err, &rerr) || rerr.RetryIn <= 0 || rerr.RetryIn > 100*time.Millisecond {
+	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second); !errors.As(err, &rerr) || rerr.RetryIn <= 0 || rerr.RetryIn > 100*time.Millisecond {
 		t.Fatalf("behind a waiter = %v; want taken, retry when its lease ends", err)
 	}
 	for range 3 {
@@ -161,7 +161,7 @@ func TestFairQueueLeases(t *testing.T) {
 			t.Fatalf("QueueBeat = %v, %v", ok, err)
 		}
 	}
-	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second, "live"); err != nil {
+	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second); err != nil {
 		t.Fatalf("after the dead waiter's lease ended: %v", err)
 	}
 	if ok, err := e.QueueBeat(ctx, "k", "dead", time.Second); err != nil || ok {

@@ -99,7 +99,7 @@ func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *r
 	for i := range e.nodes {
 		b.counts[i] = e.counts(i, now)
 	}
-	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: leases}, b.deadline)
+	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: &leases}, b.deadline)
 	return b
 }
 
@@ -119,11 +119,11 @@ func (b *renewBatch) collect() {
 }
 
 func (b *renewBatch) add(a answer) {
-	if a.reply.Err != nil || len(a.reply.Each) != len(b.yes) {
+	if a.reply.Err != nil || a.reply.Each == nil || len(*a.reply.Each) != len(b.yes) {
 		return
 	}
 	counts := b.counts[a.node] && b.e.counts(a.node, time.Now())
-	for j, ok := range a.reply.Each {
+	for j, ok := range *a.reply.Each {
 		switch {
 		case ok && counts:
 			b.yes[j]++

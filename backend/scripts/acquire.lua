@@ -27,16 +27,19 @@ if fair then
     return -math.max(1, ends - now)
   end
 end
-local held = redis.call("EXISTS", KEYS[1]) == 1
-if not held and redis.call("EXISTS", KEYS[2]) == 0 and redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-  redis.call("SET", KEYS[2], ARGV[3] .. " " .. ARGV[4], "PX", tonumber(ARGV[2]) + tonumber(ARGV[5]))
-  if #KEYS > 2 then
-    local token = redis.call("INCR", KEYS[3])
-    redis.call("SADD", KEYS[4], KEYS[3])
-    redis.call("SET", KEYS[5], ARGV[3])
-    return token
+if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
+  -- The note is set only if none is left: one left means a lock-delay runs (the lock expired
+  -- unreleased), and the lock just set is taken back. The common path costs no extra call.
+  if redis.call("SET", KEYS[2], ARGV[3] .. " " .. ARGV[4], "NX", "PX", tonumber(ARGV[2]) + tonumber(ARGV[5])) then
+    if #KEYS > 2 then
+      local token = redis.call("INCR", KEYS[3])
+      redis.call("SADD", KEYS[4], KEYS[3])
+      redis.call("SET", KEYS[5], ARGV[3])
+      return token
+    end
+    return 1
   end
-  return 1
+  redis.call("DEL", KEYS[1])
 end
 if fair then
   return -math.max(1, redis.call("PTTL", KEYS[1]), redis.call("PTTL", KEYS[2]))
