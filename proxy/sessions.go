@@ -40,7 +40,6 @@ type sessions struct {
 	s       *Server
 	mu      sync.Mutex
 	book    map[*client]map[sessionKey]*sessionLock
-	size    int
 	stop    context.CancelFunc // nil until the renewer runs
 	done    chan struct{}
 	stopped bool // shut down: no renewer starts again
@@ -64,9 +63,6 @@ func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, until time.
 	if mine == nil {
 		mine = map[sessionKey]*sessionLock{}
 		ss.book[c] = mine
-	}
-	if _, ok := mine[id]; !ok {
-		ss.size++
 	}
 	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until}
 	if ss.stop == nil && !ss.stopped {
@@ -101,7 +97,6 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 	if len(ss.book[l.c]) == 0 {
 		delete(ss.book, l.c)
 	}
-	ss.size--
 	return true
 }
 
@@ -219,7 +214,11 @@ func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
 func (ss *sessions) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
-	return ss.size
+	n := 0
+	for _, mine := range ss.book {
+		n += len(mine)
+	}
+	return n
 }
 
 // shutdown stops the renewer; locks still booked expire with their TTL.
