@@ -6,7 +6,6 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os/exec"
@@ -42,22 +41,16 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		lastToken = max(lastToken, token)
 	}
 	stop := time.Now().Add(3 * time.Second)
-	var err error
 	for w := range 2 { // session owners, waiting their turn, on replica 1
 		wg.Go(func() {
 			first := true // each worker's first grant is held past the TTL and released by LOCK.RELEASE
 			for n := 0; time.Now().Before(stop); n++ {
 				c := redis.NewClient(&redis.Options{Addr: addrs[0], MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
 				owner := fmt.Sprintf("s%d-%d", w, n)
-				sent := time.Now()
-				token, err := c.Do(ctx, "LOCK.ACQUIRE", "{s}", owner, ttl.Milliseconds(), "WAIT", 1000, "SESSION").Int64()
-				replied, ok := time.Now(), err == nil
-				if errors.Is(err, redis.Nil) {
-					err = nil
-				}
+				try := lockAcquire(ctx, c, "{s}", owner, ttl.Milliseconds(), "WAIT", 1000, "SESSION")
 				var released time.Time
-				if ok {
-					granted(token)
+				if try.ok {
+					granted(try.token)
 					hold := time.Duration(100+rand.IntN(2400)) * time.Millisecond
 					if first {
 						hold = 2400 * time.Millisecond
@@ -79,7 +72,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 				}
 				_ = c.Close() // releases a session lock not released above
 				// The session holds until released: its window is [reply, release].
-				h.attempt("{s}", owner, sent, replied, time.Hour, ok, err, released)
+				h.attempt("{s}", owner, try.sent, try.replied, time.Hour, try.ok, try.err, released)
 			}
 		})
 	}
@@ -88,20 +81,15 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		defer c.Close()
 		for n := 0; time.Now().Before(stop); n++ {
 			owner := fmt.Sprint("p", n)
-			sent := time.Now()
-			token, err := c.Do(ctx, "LOCK.ACQUIRE", "{s}", owner, ttl.Milliseconds()).Int64()
-			replied, ok := time.Now(), err == nil
-			if errors.Is(err, redis.Nil) {
-				err = nil
-			}
+			try := lockAcquire(ctx, c, "{s}", owner, ttl.Milliseconds())
 			var released time.Time
-			if ok {
-				granted(token)
+			if try.ok {
+				granted(try.token)
 				time.Sleep(time.Duration(rand.IntN(500)) * time.Millisecond)
 				released = time.Now()
 				_ = c.Do(ctx, "LOCK.RELEASE", "{s}", owner).Err()
 			}
-			h.attempt("{s}", owner, sent, replied, ttl, ok, err, released)
+			h.attempt("{s}", owner, try.sent, try.replied, ttl, try.ok, try.err, released)
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
@@ -115,8 +103,11 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 	// A session lock on replica 2, which is then paused past its TTL.
 	paused := suiteClient(addrs[1])
 	defer paused.Close()
-	var sent time.Time
-	var left int64
+	var (
+		sent time.Time
+		left int64
+		err  error
+	)
 	// The restarted backend's counters are repaired once it leaves
 	// quarantine; until a quorum is intact, tokens are refused (NOQUORUM).
 	for end := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {

@@ -34,22 +34,17 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	var last, lastNative int64
 	n := 0
 	native := func(c *redis.Client, owner string) { // LOCK.ACQUIRE's tokens, on their own sequence
-		sent := time.Now()
-		token, err := c.Do(ctx, "LOCK.ACQUIRE", "{native}", owner, lease.Milliseconds()).Int64()
-		replied, ok := time.Now(), err == nil
-		if errors.Is(err, redis.Nil) {
-			err = nil
-		}
+		try := lockAcquire(ctx, c, "{native}", owner, lease.Milliseconds())
 		var released time.Time
-		if ok {
-			if token <= lastNative {
-				h.fail("native fencing token %d after %d", token, lastNative)
+		if try.ok {
+			if try.token <= lastNative {
+				h.fail("native fencing token %d after %d", try.token, lastNative)
 			}
-			lastNative = max(lastNative, token)
+			lastNative = max(lastNative, try.token)
 			released = time.Now()
 			_ = c.Do(ctx, "LOCK.RELEASE", "{native}", owner).Err()
 		}
-		h.attempt("{native}", owner, sent, replied, lease, ok, err, released)
+		h.attempt("{native}", owner, try.sent, try.replied, lease, try.ok, try.err, released)
 	}
 	fixed := 0
 	plain := func(c *redis.Client, owner string) { // SET NX PX, its token fixed at its first read: the same sequence
@@ -144,4 +139,24 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 		// audit after the scenario looks for lock keys that outlive their TTL.
 		_ = r.Client().Del(ctx, tokens).Err()
 	}
+}
+
+// nativeTry is one timed LOCK.ACQUIRE: its token when granted; a nil reply
+// (another owner holds the lock) is a refusal, not an error.
+type nativeTry struct {
+	token         int64
+	ok            bool
+	err           error
+	sent, replied time.Time
+}
+
+// lockAcquire sends LOCK.ACQUIRE with args and times it.
+func lockAcquire(ctx context.Context, c *redis.Client, args ...any) nativeTry {
+	t := nativeTry{sent: time.Now()}
+	t.token, t.err = c.Do(ctx, append([]any{"LOCK.ACQUIRE"}, args...)...).Int64()
+	t.replied, t.ok = time.Now(), t.err == nil
+	if errors.Is(t.err, redis.Nil) {
+		t.err = nil
+	}
+	return t
 }

@@ -70,7 +70,9 @@ func TestWaitersGrantedInArrivalOrder(t *testing.T) {
 		})
 		harness.Eventually(t, w+" queued on a quorum", func() bool { return queuedOn(t, h, "fair", w) >= 2 })
 	}
-	if got := infoInt(t, holder, "blocked_clients") + infoInt(t, redis.NewClient(&redis.Options{Addr: addr2}), "blocked_clients"); got != n {
+	second := redis.NewClient(&redis.Options{Addr: addr2})
+	defer second.Close()
+	if got := infoInt(t, holder, "blocked_clients") + infoInt(t, second, "blocked_clients"); got != n {
 		t.Fatalf("blocked_clients on both replicas = %d, want %d", got, n)
 	}
 	if err := holder.Do(ctx, "LOCK.RELEASE", "fair", "holder").Err(); err != nil {
