@@ -104,7 +104,7 @@ func (d doer) Do(ctx context.Context, args ...any) *redis.Cmd { return d.rdb.Do(
 // client's read timeout still gets its answer.
 func TestObtainWithWait(t *testing.T) {
 	rdb := proxy(t)
-	rdb.Options().ReadTimeout = 500 * time.Millisecond // shorter than the waits below
+	rdb.Options().ReadTimeout = 2 * time.Second // shorter than the wait across the release below
 	c := client.New(rdb)
 	ctx := t.Context()
 	holder, err := c.Obtain(ctx, "job", time.Minute)
@@ -114,11 +114,11 @@ func TestObtainWithWait(t *testing.T) {
 	if _, err := c.Obtain(ctx, "job", time.Minute, client.WithWait(200*time.Millisecond)); !errors.Is(err, client.ErrNotObtained) {
 		t.Fatalf("Obtain WithWait of a held lock = %v; want ErrNotObtained once the wait ran out", err)
 	}
-	release := time.AfterFunc(time.Second, func() { _ = holder.Release(context.Background()) })
+	release := time.AfterFunc(3*time.Second, func() { _ = holder.Release(context.Background()) })
 	defer release.Stop()
 	next, err := c.Obtain(ctx, "job", time.Minute, client.WithWait(10*time.Second))
 	if err != nil {
-		t.Fatalf("Obtain WithWait across the holder's release (1s, past the 500ms read timeout): %v", err)
+		t.Fatalf("Obtain WithWait across the holder's release (3s, past the 2s read timeout): %v", err)
 	}
 	if next.Token() <= holder.Token() {
 		t.Fatalf("token %d after %d", next.Token(), holder.Token())

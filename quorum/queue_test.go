@@ -145,19 +145,22 @@ func TestFairQueueLeases(t *testing.T) {
 	_, nodes := fakes(3)
 	e := newEngine(t, nodes)
 	ctx := context.Background()
-	if err := e.Enqueue(ctx, "k", "dead", 100*time.Millisecond); err != nil {
+	// The dead waiter's lease is short; the live one's is long enough that
+	// no stall of a busy machine between its renewals loses it.
+	const deadLease, liveLease = 200 * time.Millisecond, 5 * time.Second
+	if err := e.Enqueue(ctx, "k", "dead", deadLease); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.Enqueue(ctx, "k", "live", 100*time.Millisecond); err != nil {
+	if err := e.Enqueue(ctx, "k", "live", liveLease); err != nil {
 		t.Fatal(err)
 	}
 	var rerr *RoundError
-	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second); !errors.As(err, &rerr) || rerr.RetryIn <= 0 || rerr.RetryIn > 100*time.Millisecond {
+	if _, err := e.AcquireWaiting(ctx, "k", "live", time.Second); !errors.As(err, &rerr) || rerr.RetryIn <= 0 || rerr.RetryIn > deadLease {
 		t.Fatalf("behind a waiter = %v; want taken, retry when its lease ends", err)
 	}
-	for range 3 {
-		time.Sleep(50 * time.Millisecond)
-		if ok, err := e.QueueBeat(ctx, "k", "live", 100*time.Millisecond); err != nil || !ok {
+	for range 3 { // past the dead waiter's lease
+		time.Sleep(deadLease / 2)
+		if ok, err := e.QueueBeat(ctx, "k", "live", liveLease); err != nil || !ok {
 			t.Fatalf("QueueBeat = %v, %v", ok, err)
 		}
 	}
