@@ -140,14 +140,22 @@ func TestTokenFixedOnFirstRead(t *testing.T) {
 	if g, err := e.AcquireFenced(ctx, "fenced2", "f", 10*time.Second); err != nil || g.Token <= last {
 		t.Fatalf("a fenced grant after fixed tokens = %+v, %v; want a token above %d", g, err, last)
 	}
-	// A fix that cannot end before the lock can expire on a holder gives
-	// no token: a later owner could be granted first.
+	// A fix that cannot end before the lock could expire on a holder, as
+	// its read found it, gives no token: a later owner could be granted
+	// first. The counters answer only after that moment; the lock is then
+	// found held again (its holder extended it), so that only the deadline
+	// can refuse the fix.
 	gate := make(chan struct{})
 	for _, f := range fs[:4] {
 		f.put("short", "s", 100*time.Millisecond)
-		f.setOpFault("raise", nil, gate) // the counters answer after the lock's end
+		f.setOpFault("raise", nil, gate)
 	}
-	time.AfterFunc(150*time.Millisecond, func() { close(gate) })
+	time.AfterFunc(150*time.Millisecond, func() {
+		for _, f := range fs[:4] {
+			f.put("short", "s", 10*time.Second)
+		}
+		close(gate)
+	})
 	if en, err := e.TokenOf(ctx, "short"); !errors.Is(err, ErrValiditySpent) && !errors.Is(err, ErrNoQuorum) || en.Token > 0 {
 		t.Fatalf("a fix past the lock's end = %+v, %v; want no token", en, err)
 	}
