@@ -43,11 +43,6 @@ func infoInt(t *testing.T, c redis.Cmdable, field string) int64 {
 	return 0
 }
 
-// absentEverywhere reports whether key is gone from every backend.
-func absentEverywhere(t *testing.T, backends []*redistest.Server, key string) bool {
-	return !harness.AnyKey(t, backends, key)
-}
-
 // TestSessionLocks: 40 session locks of one connection outlive their TTL
 // twice over, renewed in batched rounds (not one round per lock); a
 // released one is no longer renewed; closing the connection releases the
@@ -96,7 +91,7 @@ func TestSessionLocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range keys[1:] {
-		for !absentEverywhere(t, h.Backend, k) {
+		for harness.AnyKey(t, h.Backend, k) {
 			if time.Since(closed) > sessionTick {
 				t.Fatalf("%s still on a backend %v after its connection closed; want released within one tick (%v)",
 					k, time.Since(closed), sessionTick)
@@ -151,7 +146,7 @@ func TestSessionLockOfADeadReplica(t *testing.T) {
 	}
 	stopped := time.Now()
 	harness.Eventually(t, "the paused replica's lock to expire", func() bool {
-		return absentEverywhere(t, backends, "taken-over")
+		return !harness.AnyKey(t, backends, "taken-over")
 	})
 	if waited := time.Since(stopped); waited > e2ePadded(ttl) {
 		t.Errorf("the lock expired %v after its replica stopped; want within its padded TTL", waited)
@@ -159,7 +154,7 @@ func TestSessionLockOfADeadReplica(t *testing.T) {
 	if err := other.Do(ctx, "LOCK.ACQUIRE", "taken-over", "new-owner", 60000).Err(); err != nil {
 		t.Fatalf("LOCK.ACQUIRE of the expired session lock: %v", err)
 	}
-	harness.Eventually(t, "the other lock to expire", func() bool { return absentEverywhere(t, backends, "left-alone") })
+	harness.Eventually(t, "the other lock to expire", func() bool { return !harness.AnyKey(t, backends, "left-alone") })
 	if err := child.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +165,7 @@ func TestSessionLockOfADeadReplica(t *testing.T) {
 	if got := h.Holders("taken-over", "new-owner"); got != 3 {
 		t.Fatalf("the new owner holds its lock on %d backends after the paused replica resumed; want 3", got)
 	}
-	if !absentEverywhere(t, backends, "left-alone") {
+	if harness.AnyKey(t, backends, "left-alone") {
 		t.Fatal("the resumed replica brought back a lost session lock")
 	}
 	if got, err := held.Do(ctx, "LOCK.EXTEND", "left-alone", "paused", ttl.Milliseconds()).Int64(); err != nil || got != 0 {
@@ -187,7 +182,7 @@ func TestSessionLockOfADeadReplica(t *testing.T) {
 	}
 	killed := time.Now()
 	harness.Eventually(t, "the killed replica's session lock to expire", func() bool {
-		return absentEverywhere(t, backends, "killed")
+		return !harness.AnyKey(t, backends, "killed")
 	})
 	if waited := time.Since(killed); waited > e2ePadded(ttl) {
 		t.Errorf("the lock expired %v after its replica was killed; want within its padded TTL", waited)
