@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
@@ -22,7 +23,8 @@ func scrape(t *testing.T, base string) map[string]float64 {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	families, err := new(expfmt.TextParser).TextToMetricFamilies(resp.Body)
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
