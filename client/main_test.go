@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/app"
@@ -16,6 +17,9 @@ import (
 func TestMain(m *testing.M) {
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"
+	// Generous waits for the in-process backends: a loaded 2-core machine
+	// running -race stalls them for hundreds of milliseconds at times.
+	cfg.NodeTimeout, cfg.TimeoutFactor = 2*time.Second, 0.3
 	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
