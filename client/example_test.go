@@ -4,33 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/client"
-	"github.com/redlock-proxy/redlock-proxy/config"
-	"github.com/redlock-proxy/redlock-proxy/internal/app"
 )
 
-// Two workers take the same lock in turn against the embedded mode; each
-// grant's fencing token is larger than the one before.
+// proxyAddr is where redlock-proxy listens: `go run .` in this repository
+// serves 127.0.0.1:6380. (This package's tests point it at a proxy they
+// start: see main_test.go.)
+var proxyAddr = "127.0.0.1:6380"
+
+// Two workers take the same lock in turn through a proxy; each grant's
+// fencing token is larger than the one before.
 func Example() {
-	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0" // no backends: embedded ones, as `go run .` starts
-	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		panic(err)
-	}
-	defer a.Close()
-	ln, err := app.Listen(cfg)
-	if err != nil {
-		panic(err)
-	}
-	go func() { _ = a.Server.Serve(ln) }()
-	rdb := redis.NewClient(&redis.Options{Addr: ln.Addr().String()})
+	rdb := redis.NewClient(&redis.Options{Addr: proxyAddr})
 	defer rdb.Close()
 
 	ctx := context.Background()

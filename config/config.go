@@ -23,6 +23,11 @@ type Config struct {
 	Backends []Backend `yaml:"backends"`
 	// Embedded is how many in-memory backends run when Backends is empty. Default 5.
 	Embedded int `yaml:"embedded"`
+	// EmbeddedPublic lets the embedded backends serve a listen address
+	// that is not loopback. Default false: with no backends configured, a
+	// listener beyond this machine (a typo'd variable, an image started
+	// without backends) is refused.
+	EmbeddedPublic bool `yaml:"embedded_public"`
 	// Settings are the engine's: drift_factor, node_timeout,
 	// timeout_factor, min_validity, max_ttl, quarantine and
 	// health_interval, with their defaults and bounds (quorum.Settings).

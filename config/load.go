@@ -24,7 +24,8 @@ type setting struct {
 var settings = []setting{
 	{"listen", "client address, host:port", func(c *Config) any { return &c.Listen }},
 	{"backends", "comma-separated Redis masters: host:port, /socket/path, redis://[user:pass@]host:port or unix://[user:pass@]/path; none starts embedded in-memory backends", func(c *Config) any { return &c.Backends }},
-	{"embedded", "in-memory backends started when no backends are given (for trying it out only)", func(c *Config) any { return &c.Embedded }},
+	{"embedded", "in-memory backends started when no backends are given (for trying it out only: they serve a loopback listen address only, and /readyz never says ready)", func(c *Config) any { return &c.Embedded }},
+	{"embedded_public", "let the embedded backends serve a listen address that is not loopback (a demo across machines; every replica then grants locks of its own)", func(c *Config) any { return &c.EmbeddedPublic }},
 	{"drift_factor", "bound on clock-rate difference between proxy and backends; TTLs are padded by it", func(c *Config) any { return &c.DriftFactor }},
 	{"node_timeout", "longest wait for one backend in a round", func(c *Config) any { return &c.NodeTimeout }},
 	{"timeout_factor", "a lock round waits for a backend at most this fraction of the lock TTL", func(c *Config) any { return &c.TimeoutFactor }},
@@ -192,6 +193,7 @@ func PrintUsage(w io.Writer) {
 		fmt.Fprintf(w, "  -%s\n    \t%s (default %s; env %s; yaml %s)\n", flagName(s.key), s.usage, format(s.field(&d)), envName(s.key), s.key)
 	}
 	fmt.Fprintf(w, "\nredlock-proxy -probe URL\n    \tGET URL and exit 0 on 200 OK, else 1: the container image's health check (it has no curl)\n")
+	fmt.Fprintf(w, "redlock-proxy -version\n    \tprint the version and commit, then exit\n")
 }
 
 // Doc is one setting as the README's table shows it.

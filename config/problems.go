@@ -84,9 +84,12 @@ func yamlKeys() []string {
 }
 
 // nearestKey is the known key within two edits of k, if any.
-func nearestKey(k string) string {
+func nearestKey(k string) string { return nearest(k, yamlKeys()) }
+
+// nearest is the word of known within two edits of k, if any.
+func nearest(k string, known []string) string {
 	best, bestD := "", 3
-	for _, known := range yamlKeys() {
+	for _, known := range known {
 		if d := editDistance(k, known); d < bestD {
 			best, bestD = known, d
 		}

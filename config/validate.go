@@ -36,6 +36,12 @@ func (c Config) Validate() error {
 	if len(c.Backends) == 0 && c.Embedded < 1 {
 		bad("embedded", "%d: with no backends configured at least one embedded backend is needed", c.Embedded)
 	}
+	if host, _, err := net.SplitHostPort(c.Listen); err == nil && len(c.Backends) == 0 && !c.EmbeddedPublic && !loopback(host) {
+		bad("backends", "none configured, so the in-memory embedded backends would serve locks on %s, beyond this machine. "+
+			"Give the Redis masters with -backends, REDLOCK_BACKENDS or backends: in the config file "+
+			"(e.g. REDLOCK_BACKENDS=10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379); "+
+			"or listen on loopback (127.0.0.1) to try it out; or set embedded_public: true (-embedded-public) for a demo", c.Listen)
+	}
 	for _, p := range append(c.Settings.Problems(), c.Limits.Problems()...) { // the engine's and the server's own bounds
 		bad(p.Setting, "%s", p.Problem)
 	}
@@ -96,6 +102,15 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
+// loopback tells whether a listen host is reachable from this machine only.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // Warnings lists settings that are valid but unwise.
 func (c Config) Warnings() []string {
 	var w []string
@@ -105,6 +120,9 @@ func (c Config) Warnings() []string {
 	}
 	if n%2 == 0 {
 		w = append(w, fmt.Sprintf("%d backends: an even count tolerates no more failures than %d would (quorum %d); use an odd number", n, n-1, n/2+1))
+	}
+	if len(c.Backends) == 0 && c.EmbeddedPublic {
+		w = append(w, "embedded_public: in-memory locks are served beyond this machine; they vanish with this process and every replica grants its own (a demo, never a lock service)")
 	}
 	if !c.Quarantine && len(c.Backends) > 0 {
 		w = append(w, "quarantine is off: a backend that restarts empty can hand a held lock to a second owner (unsafe)")

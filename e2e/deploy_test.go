@@ -142,7 +142,13 @@ func TestDockerfileHealthCheck(t *testing.T) {
 	if strings.Contains(df, "ENV REDLOCK_") {
 		t.Errorf("the Dockerfile sets REDLOCK_* in ENV, which overrides a mounted config file")
 	}
-	cfg, err := config.Load(imageArgs(t), func(string) string { return "" }, io.Discard)
+	// Started without backends, the image refuses to serve in-memory locks
+	// on 0.0.0.0 and says how to give backends (issue 22).
+	if _, err := config.Load(imageArgs(t), func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "REDLOCK_BACKENDS=") {
+		t.Errorf("the image's default arguments without backends load (%v); want them refused, saying how to give backends", err)
+	}
+	env := map[string]string{"REDLOCK_BACKENDS": "r1:6379,r2:6379,r3:6379"} // as the README's docker run gives them
+	cfg, err := config.Load(imageArgs(t), func(k string) string { return env[k] }, io.Discard)
 	if err != nil || cfg.HTTPListen != "0.0.0.0:9121" || !strings.HasPrefix(cfg.Listen, "0.0.0.0:") || cfg.LogFormat != "json" {
 		t.Errorf("the image's default arguments give %+v, %v", cfg, err)
 	}

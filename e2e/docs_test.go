@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
@@ -69,5 +70,68 @@ func TestREADMEListsEveryINFOField(t *testing.T) {
 		if !strings.Contains(string(readme), "`"+f+"`") {
 			t.Errorf("README.md does not name INFO redlock's field `%s`", f)
 		}
+	}
+}
+
+// TestREADMEForNewcomers: what an adopter looks for first (issue 22): the
+// minimum Go version as go.mod says it, both commands' durations, a table of
+// contents that reaches every section, a production checklist, a license
+// and a changelog.
+func TestREADMEForNewcomers(t *testing.T) {
+	read := func(path string) string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	readme, gomod := read("README.md"), read("go.mod")
+	goVersion := ""
+	for _, line := range strings.Split(gomod, "\n") {
+		if v, ok := strings.CutPrefix(line, "go "); ok {
+			goVersion = strings.TrimSpace(v)
+		}
+	}
+	wants := []string{
+		"**Go " + goVersion + " or later**",
+		"`go run .` serves within", "`bash .ci/run` takes\nabout 15-25 minutes on 2 cores",
+		"## Production checklist", "N >= 5", "appendfsync always", "initial_cluster_state: new", "requirepass",
+		"tls_cert", "private `http_listen`", "reachable by the proxies only", "**Alerts**",
+	}
+	for _, want := range wants {
+		if goVersion == "" || !strings.Contains(readme, want) {
+			t.Errorf("README.md does not say %q", want)
+		}
+	}
+	inFence := false
+	for _, line := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+		}
+		title, ok := strings.CutPrefix(line, "## ")
+		if !ok {
+			title, ok = strings.CutPrefix(line, "### ")
+		}
+		if inFence || !ok || title == "Contents" {
+			continue
+		}
+		anchor := strings.Map(func(r rune) rune {
+			switch {
+			case r == ' ':
+				return '-'
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				return unicode.ToLower(r)
+			}
+			return -1
+		}, title)
+		if !strings.Contains(readme, "](#"+anchor+")") {
+			t.Errorf("README.md's contents do not link %q (#%s)", title, anchor)
+		}
+	}
+	if l := read("LICENSE"); !strings.Contains(l, "Apache License\n                           Version 2.0") || !strings.Contains(l, "Copyright 2026 The redlock-proxy authors") {
+		t.Error("LICENSE is not Apache-2.0 with the authors' copyright")
+	}
+	if c := read("CHANGELOG.md"); !strings.Contains(c, "[Keep a Changelog]") || !strings.Contains(c, "## [Unreleased]") {
+		t.Error("CHANGELOG.md does not follow Keep a Changelog")
 	}
 }

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 )
@@ -14,6 +16,10 @@ import (
 // true, or anyone when no authentication is configured.
 func (s *Server) cmdRedlock(c *request, args [][]byte) {
 	sub := args[1]
+	if isHelp(args) { // for everyone, as in Redis
+		c.writeHelp("REDLOCK")
+		return
+	}
 	if !(equalFold(sub, "locks") || equalFold(sub, "forceunlock")) {
 		c.writeErr(unknownSubcommand(sub, "REDLOCK"))
 		return
@@ -54,7 +60,10 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		if c.user != nil {
 			user = c.user.Name
 		}
-		attrs := []any{"user", user, "client", c.nc.RemoteAddr().String(), "existed", existed}
+		// The key by a fingerprint an operator can match (printf %s KEY |
+		// sha256sum | cut -c1-16) without the log showing it, unless log_values.
+		sum := sha256.Sum256(args[2])
+		attrs := []any{"user", user, "client", c.nc.RemoteAddr().String(), "existed", existed, "key_sha256", hex.EncodeToString(sum[:8])}
 		if s.opts.logValues {
 			attrs = append(attrs, "key", string(args[2]))
 		}

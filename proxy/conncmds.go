@@ -140,6 +140,8 @@ func validClientName(name []byte) error {
 func (s *Server) cmdClient(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
+	case isHelp(args):
+		c.writeHelp("CLIENT")
 	case equalFold(sub, "setname") && len(args) == 3:
 		if err := validClientName(args[2]); err != nil {
 			c.writeErr(err)
@@ -218,6 +220,8 @@ func (s *Server) cmdCommand(c *request, args [][]byte) {
 		for _, name := range s.commandNames() {
 			writeCommandInfo(c, s.cmds[name])
 		}
+	case isHelp(args):
+		c.writeHelp("COMMAND")
 	case equalFold(args[1], "count"):
 		c.wr.WriteInt(len(s.cmds))
 	case equalFold(args[1], "info"):

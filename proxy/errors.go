@@ -68,22 +68,20 @@ func unknownScript(sha string) error {
 		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
 }
 
-// unknownCommand is Redis's text for an unknown command, which clients match
-// on (ioredis and rueidis fall back from HELLO by it), plus a hint.
+// unknownCommand is Redis's text for an unknown command, to the byte:
+// clients match on it (ioredis and rueidis fall back from HELLO by it, some
+// parse the arguments back), so the proxy's hint is in REDLOCK HELP, not
+// here. As Redis does, arguments are quoted while the list is shorter than
+// 128 bytes, each cut to what is left of them.
 func unknownCommand(args [][]byte) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ERR unknown command '%s', with args beginning with: ", truncate(args[0], 128))
-	budget := 128
+	var list strings.Builder
 	for _, a := range args[1:] {
-		if budget <= 0 {
+		if list.Len() >= 128 {
 			break
 		}
-		t := truncate(a, budget)
-		budget -= len(t)
-		fmt.Fprintf(&b, "'%s' ", t)
+		fmt.Fprintf(&list, "'%s' ", truncate(a, 128-list.Len()))
 	}
-	b.WriteString("(redlock-proxy serves lock commands only)")
-	return respError(b.String())
+	return respError(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", truncate(args[0], 128), list.String()))
 }
 
 // replyText maps any error a handler meets to one RESP error line, starting

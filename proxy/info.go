@@ -60,9 +60,9 @@ func (s *Server) infoServer() string {
 	}
 	s.mu.Unlock()
 	up := time.Since(s.started)
-	return fmt.Sprintf("redis_version:%s\r\nredis_mode:standalone\r\nserver_name:redlock-proxy\r\nos:%s %s\r\n"+
-		"arch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n",
-		version, runtime.GOOS, runtime.GOARCH, runtime.Version(), os.Getpid(), s.runID, port, int(up.Seconds()), int(up.Hours()/24))
+	return fmt.Sprintf("redis_version:%s\r\nredlock_proxy_version:%s\r\nredlock_proxy_git_sha1:%s\r\n"+
+		"redis_mode:standalone\r\nserver_name:redlock-proxy\r\nos:%s %s\r\narch_bits:64\r\ngo_version:%s\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%s\r\nuptime_in_seconds:%d\r\nuptime_in_days:%d\r\n",
+		version, s.opts.build[0], s.opts.build[1], runtime.GOOS, runtime.GOARCH, runtime.Version(), os.Getpid(), s.runID, port, int(up.Seconds()), int(up.Hours()/24))
 }
 
 func (s *Server) infoClients() string {

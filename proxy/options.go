@@ -19,6 +19,7 @@ type options struct {
 	logger      *slog.Logger
 	logValues   bool
 	bus         *wake.Bus
+	build       [2]string // the proxy's version and commit, for INFO
 }
 
 func defaultOptions() options {
@@ -81,6 +82,12 @@ func WithScripts(scripts ...Script) Option {
 // WithLogValues lets log lines (the force-unlock audit) name lock keys.
 // Default false: keys can carry customer data.
 func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }
+
+// WithVersion names the proxy's version and commit in INFO server
+// (redlock_proxy_version, redlock_proxy_git_sha1).
+func WithVersion(version, commit string) Option {
+	return func(o *options) { o.build = [2]string{version, commit} }
+}
 
 // Script is a lock script an operator registers by SHA1: what it means and
 // where its KEYS and ARGV hold the lock key, the owner value and the TTL.

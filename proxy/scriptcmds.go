@@ -109,6 +109,8 @@ func springDeleteNotify(s *Server, c *request, o operands) {
 func (s *Server) cmdScript(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
+	case isHelp(args):
+		c.writeHelp("SCRIPT")
 	case equalFold(sub, "load") && len(args) == 3:
 		sha, _, ok := s.scripts.recognise(c.tenant(), string(args[2]))
 		if !ok {

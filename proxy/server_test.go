@@ -94,10 +94,20 @@ func TestIdleTimeoutClosesConnection(t *testing.T) {
 	}
 }
 
+// TestUnknownCommandText: Redis 7.0.15's text to the byte (clients match on
+// it): the quoted arguments fill up to 128 bytes counting quotes and spaces,
+// a trailing space, nothing after it, newlines as spaces.
 func TestUnknownCommandText(t *testing.T) {
-	got := replyText(unknownCommand(args("FOO", "a", strings.Repeat("b", 200))))
-	want := "ERR unknown command 'FOO', with args beginning with: 'a' '" + strings.Repeat("b", 127) + "' (redlock-proxy serves lock commands only)"
-	if got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
+	for _, tt := range []struct {
+		args [][]byte
+		want string
+	}{
+		{args("FOO", "a", strings.Repeat("b", 200), "c"), "ERR unknown command 'FOO', with args beginning with: 'a' '" + strings.Repeat("b", 124) + "' "},
+		{args("FLUSHALL"), "ERR unknown command 'FLUSHALL', with args beginning with: "},
+		{args("foo", "a\nb"), "ERR unknown command 'foo', with args beginning with: 'a b' "},
+	} {
+		if got := replyText(unknownCommand(tt.args)); got != tt.want {
+			t.Errorf("got  %q\nwant %q", got, tt.want)
+		}
 	}
 }

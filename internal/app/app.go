@@ -48,7 +48,7 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 		backends = a.embedded.backends
 		logger.Warn("NO BACKENDS CONFIGURED: serving from in-memory embedded backends inside this process. " +
 			"This is for trying redlock-proxy out only: these locks share one process and vanish with it. " +
-			"Give real, independent Redis masters with -backends or REDLOCK_BACKENDS.")
+			"Give real, independent Redis masters with -backends or REDLOCK_BACKENDS. /readyz never says ready in this mode.")
 	}
 	backendTLS, err := cfg.BackendTLS()
 	if err != nil {
@@ -119,9 +119,10 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 		proxy.WithBus(a.Bus),
 		proxy.WithLogger(logger),
 		proxy.WithLogValues(cfg.LogValues),
+		proxy.WithVersion(Version()),
 	)
 	if cfg.HTTPListen != "" {
-		if a.HTTP, err = serveHTTP(cfg.HTTPListen, engine, a.Server, newRegistry(a.Metrics), logger); err != nil {
+		if a.HTTP, err = serveHTTP(cfg.HTTPListen, a.embedded != nil, engine, a.Server, newRegistry(a.Metrics), logger); err != nil {
 			a.Close()
 			return nil, fmt.Errorf("http_listen: %w", err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,7 +18,8 @@ import (
 // configured: acquire, contend, renew, release.
 func Example() {
 	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0" // no backends: embedded ones
+	cfg.Listen = "127.0.0.1:0"        // no backends: embedded ones
+	cfg.NodeTimeout = 2 * time.Second // generous: a test machine may be loaded
 	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		panic(err)

@@ -25,9 +25,10 @@ func newRegistry(m *proxy.Metrics) *prometheus.Registry {
 
 // serveHTTP serves /metrics, /healthz (the proxy accepts clients) and
 // /readyz (it accepts clients and a quorum of backends is usable: up and
-// out of quarantine) on addr. Both answer 503 from the moment the client
-// listener closes (shutdown).
-func serveHTTP(addr string, engine *quorum.Engine, server *proxy.Server, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
+// out of quarantine; never with embedded backends, which are not a lock
+// service) on addr. Both answer 503 from the moment the client listener
+// closes (shutdown).
+func serveHTTP(addr string, embedded bool, engine *quorum.Engine, server *proxy.Server, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -42,6 +43,11 @@ func serveHTTP(addr string, engine *quorum.Engine, server *proxy.Server, reg *pr
 		if !server.Serving() {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			fmt.Fprintln(w, "not accepting clients (shutting down)")
+			return
+		}
+		if embedded {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			fmt.Fprintln(w, "not ready: no backends configured, serving from in-memory embedded backends (for trying redlock-proxy out only); give the Redis masters with -backends or REDLOCK_BACKENDS")
 			return
 		}
 		usable := 0

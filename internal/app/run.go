@@ -12,19 +12,30 @@ import (
 )
 
 // Run serves until SIGINT or SIGTERM, then shuts down within the grace
-// period; a second signal closes at once. Usage and logs go to out.
+// period; a second signal closes at once. SIGHUP is logged and ignored, as
+// Redis does (a closed terminal or a service manager's reload must not stop
+// the lock service): the configuration is read at start only. The client
+// listener is bound before any backend is dialled, so an address in use
+// fails at once. Usage and logs go to out.
 func Run(args []string, getenv func(string) string, out io.Writer) error {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP) // from the start: its default action is to exit
+	defer signal.Stop(hup)
 	cfg, err := config.Load(args, getenv, out)
 	if err != nil {
 		return err
 	}
 	logger := NewLogger(cfg.LogFormat, out)
+	ln, err := Listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer ln.Close() // Serve closes it too; this covers a failed start
 	a, err := Start(cfg, logger)
 	if err != nil {
 		return err
 	}
 	defer a.Close()
-
 	if cfg.PprofListen != "" {
 		pln, err := ServePprof(cfg.PprofListen, logger)
 		if err != nil {
@@ -32,23 +43,25 @@ func Run(args []string, getenv func(string) string, out io.Writer) error {
 		}
 		defer pln.Close()
 	}
-	ln, err := Listen(cfg)
-	if err != nil {
-		return err
-	}
-	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.Engine.Nodes(), "quorum", a.Engine.Quorum())
+	ver, rev := Version()
+	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.Engine.Nodes(), "quorum", a.Engine.Quorum(),
+		"version", ver, "commit", rev)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- a.Server.Serve(ln) }()
-
-	select {
-	case err := <-served:
-		return err
-	case sig := <-sigs:
-		logger.Info("shutting down: finishing in-flight rounds", "signal", sig.String(), "grace", cfg.ShutdownGrace)
+	for stop := false; !stop; {
+		select {
+		case err := <-served:
+			return err
+		case <-hup:
+			logger.Warn("SIGHUP ignored: the configuration is read at start only; restart redlock-proxy to apply a change")
+		case sig := <-sigs:
+			logger.Info("shutting down: finishing in-flight rounds", "signal", sig.String(), "grace", cfg.ShutdownGrace)
+			stop = true
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
 	defer cancel()
