@@ -54,7 +54,7 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		if c.user != nil {
 			user = c.user.Name
 		}
-		attrs := []any{"user", user, "client", c.nc.RemoteAddr().String(), "existed", existed}
+		attrs := []any{"user", user, "client", c.conn.nc.RemoteAddr().String(), "existed", existed}
 		if s.opts.logValues {
 			attrs = append(attrs, "key", string(args[2]))
 		}
