@@ -29,8 +29,9 @@ func TestLockRefreshBesideRelease(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for range 20 {
-			if err := lock.Refresh(ctx, 3*time.Second); err != nil && !errors.Is(err, client.ErrLockNotHeld) {
-				t.Errorf("Refresh = %v; want nil or ErrLockNotHeld", err)
+			err := lock.Refresh(ctx, 3*time.Second)
+			if err != nil && !errors.Is(err, client.ErrLockNotHeld) && !errors.Is(err, client.ErrNoQuorum) {
+				t.Errorf("Refresh = %v; want nil, ErrLockNotHeld or (a busy machine) ErrNoQuorum", err)
 			}
 		}
 	}()
