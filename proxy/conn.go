@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -66,12 +65,15 @@ func (c *client) serve() {
 // readFailed answers a malformed or oversized request before the connection
 // closes; a closed or timed-out connection gets nothing.
 func (c *client) readFailed(err error) {
-	var reply error
+	var (
+		reply error
+		perr  protocolError
+	)
 	switch {
 	case errors.Is(err, errRequestTooLarge):
 		reply = respError("ERR Protocol error: request larger than max_request_size")
-	case strings.HasPrefix(err.Error(), "Protocol error"): // redcon's parse errors
-		reply = respError("ERR " + err.Error())
+	case errors.As(err, &perr):
+		reply = respError("ERR " + perr.Error())
 	default:
 		return
 	}
