@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,7 +192,7 @@ func (n *Node) exec(batch []call) {
 	// EVALSHA: send those again as EVAL, which also reloads the script.
 	var retry []int
 	for i, cmd := range cmds {
-		if err := cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+		if err := cmd.Err(); redis.HasErrorPrefix(err, "NOSCRIPT") {
 			retry = append(retry, i)
 		}
 	}

@@ -10,15 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Errors a lock operation returns beside the proxy's own (NOQUORUM and
-// the like arrive as go-redis errors with their text).
-var (
-	// ErrNotObtained: another owner holds the lock.
-	ErrNotObtained = errors.New("redlock-proxy: lock not obtained")
-	// ErrLockNotHeld: the lock is not (any more) held by this owner.
-	ErrLockNotHeld = errors.New("redlock-proxy: lock not held")
-)
-
 // RedisClient is what the package needs of a go-redis client; *redis.Client
 // and redis.UniversalClient have it.
 type RedisClient interface {
@@ -32,17 +23,6 @@ type Client struct {
 
 // New returns a Client over rdb, a go-redis client connected to the proxy.
 func New(rdb RedisClient) *Client { return &Client{rdb: rdb} }
-
-// Lock is a lock this process holds.
-type Lock struct {
-	c       *Client
-	key     string
-	owner   string
-	token   int64
-	session bool
-	wait    time.Duration
-	conn    *redis.Client // a session lock's own connection; nil otherwise
-}
 
 // Option changes how Obtain asks for a lock.
 type Option func(*Lock)
@@ -67,10 +47,6 @@ func WithSession() Option { return func(l *Lock) { l.session = true } }
 // own with a timeout that covers it (a *redis.Client's options are copied).
 func WithWait(d time.Duration) Option { return func(l *Lock) { l.wait = d } }
 
-// ErrNoSession: WithSession was asked of a client that cannot open a
-// connection of its own (not a *redis.Client).
-var ErrNoSession = errors.New("redlock-proxy: WithSession needs a *redis.Client")
-
 // Obtain takes key for ttl (whole milliseconds) and returns the lock with its
 // fencing token; ErrNotObtained when another owner holds it.
 func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts ...Option) (*Lock, error) {
@@ -94,7 +70,7 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		if err != nil {
 			return nil, err
 		}
-		l.conn = conn
+		l.sess = newSession(conn)
 		cmd = l.do(ctx, append(args, "SESSION")...)
 	case l.wait > 0 && c.waitOutlasts(l.wait):
 		conn, _ := c.ownConn(l.wait)
@@ -109,12 +85,15 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		err = ErrNotObtained
 	case err == nil:
 		l.token = token
+		if l.sess != nil {
+			go l.sess.watch(ttl / 3)
+		}
 		return l, nil
 	}
-	if l.conn != nil {
-		_ = l.conn.Close()
+	if l.sess != nil {
+		l.sess.end()
 	}
-	return nil, err
+	return nil, typed(err)
 }
 
 // ownConn opens a connection of its own (a session lock's, or a long
@@ -155,15 +134,6 @@ func (c *Client) waitOutlasts(wait time.Duration) bool {
 	return rt > 0 && rt < wait+waitMargin
 }
 
-// do sends a command on the lock's own connection (a session lock) or the
-// client's pool.
-func (l *Lock) do(ctx context.Context, args ...any) *redis.Cmd {
-	if l.conn != nil {
-		return l.conn.Do(ctx, args...)
-	}
-	return l.c.rdb.Do(ctx, args...)
-}
-
 // Token reads the fencing token of key's current holder; ErrLockNotHeld
 // when nobody holds it with a token.
 func (c *Client) Token(ctx context.Context, key string) (int64, error) {
@@ -171,43 +141,5 @@ func (c *Client) Token(ctx context.Context, key string) (int64, error) {
 	if errors.Is(err, redis.Nil) {
 		return 0, ErrLockNotHeld
 	}
-	return token, err
-}
-
-// Key is the lock's key.
-func (l *Lock) Key() string { return l.key }
-
-// Owner is the value that identifies this holder.
-func (l *Lock) Owner() string { return l.owner }
-
-// Token is the lock's fencing token: send it with every write the lock
-// protects, and have the resource refuse tokens older than the last it saw.
-func (l *Lock) Token() int64 { return l.token }
-
-// Refresh sets the lock's TTL to ttl from now; ErrLockNotHeld when it was
-// lost (expired, or taken over). The token stays the same.
-func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	return l.held(l.do(ctx, "LOCK.EXTEND", l.key, l.owner, ttl.Milliseconds()).Int64())
-}
-
-// Release gives the lock up; ErrLockNotHeld when it was already lost. A
-// session lock's connection is closed too, which releases it on the proxy
-// even if the release command failed.
-func (l *Lock) Release(ctx context.Context) error {
-	err := l.held(l.do(ctx, "LOCK.RELEASE", l.key, l.owner).Int64())
-	if l.conn != nil {
-		_ = l.conn.Close()
-		l.conn = nil // later calls go through the pool and find the lock gone
-	}
-	return err
-}
-
-func (l *Lock) held(n int64, err error) error {
-	switch {
-	case err != nil:
-		return err
-	case n != 1:
-		return ErrLockNotHeld
-	}
-	return nil
+	return token, typed(err)
 }

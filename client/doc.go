@@ -11,5 +11,11 @@
 //
 // WithWait queues for the lock (fair, across proxy replicas) instead of
 // failing at once; WithSession binds it to a connection of its own, which
-// the proxy renews it over and releases it with.
+// the proxy renews it over and releases it with, and Lock.Done tells the
+// holder when that session ended. A Lock may be used from several
+// goroutines.
+//
+// The proxy's refusals come as *ProxyError: errors.Is(err, ErrNoQuorum)
+// when too few backends answered (retry later), ErrTTL when the TTL was
+// refused (the request was wrong); the go-redis error stays inside.
 package client

@@ -63,7 +63,7 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		// The key by a fingerprint an operator can match (printf %s KEY |
 		// sha256sum | cut -c1-16) without the log showing it, unless log_values.
 		sum := sha256.Sum256(args[2])
-		attrs := []any{"user", user, "client", c.nc.RemoteAddr().String(), "existed", existed, "key_sha256", hex.EncodeToString(sum[:8])}
+		attrs := []any{"user", user, "client", c.conn.nc.RemoteAddr().String(), "existed", existed, "key_sha256", hex.EncodeToString(sum[:8])}
 		if s.opts.logValues {
 			attrs = append(attrs, "key", string(args[2]))
 		}

@@ -82,12 +82,12 @@ func (s *Server) authFailed(c *request, user string) {
 	if !s.opts.authRequired() {
 		return
 	}
-	c.authFails++
-	host, _, err := net.SplitHostPort(c.nc.RemoteAddr().String())
+	c.conn.authFails++
+	host, _, err := net.SplitHostPort(c.conn.nc.RemoteAddr().String())
 	if err != nil {
-		host = c.nc.RemoteAddr().String()
+		host = c.conn.nc.RemoteAddr().String()
 	}
-	pause, logIt, count := s.auth.failed(host, c.authFails, time.Now())
+	pause, logIt, count := s.auth.failed(host, c.conn.authFails, time.Now())
 	if logIt {
 		s.opts.logger.Warn("AUTH failed", "addr", host, "user", user, "failures", count, "pause", pause.String())
 	}

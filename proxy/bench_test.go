@@ -34,15 +34,15 @@ func (instantNode) Do(op quorum.Op, _ time.Time, done func(quorum.Reply)) {
 	done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})
 }
 
-func benchServer(b *testing.B) (*Server, *request) {
+func benchServer(b *testing.B) (*client, *request) {
 	nodes := []quorum.Node{instantNode{1}, instantNode{2}, instantNode{3}, instantNode{4}, instantNode{5}}
 	e, err := quorum.New(nodes, quorum.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		b.Fatal(err)
 	}
 	s := New(e, WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	c := &client{s: s, authed: true, ctx: b.Context()}
-	return s, c.newRequest(redcon.NewWriter(nil), time.Now())
+	c := &client{s: s, session: session{authed: true}, ctx: b.Context()}
+	return c, c.newRequest(redcon.NewWriter(nil), time.Now())
 }
 
 func BenchmarkParseSet(b *testing.B) {
@@ -57,11 +57,11 @@ func BenchmarkParseSet(b *testing.B) {
 }
 
 func BenchmarkLookup(b *testing.B) {
-	s, _ := benchServer(b)
+	c, _ := benchServer(b)
 	names := [][]byte{[]byte("set"), []byte("SET"), []byte("Eval"), []byte("evalsha")}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if s.lookup(names[i%len(names)]) == nil {
+		if c.s.lookup(names[i%len(names)]) == nil {
 			b.Fatal("not found")
 		}
 	}
@@ -89,7 +89,7 @@ func BenchmarkNormalizeScript(b *testing.B) {
 // BenchmarkDispatchSet is one SET NX PX from dispatch to reply, with a
 // whole acquire round over five instant nodes.
 func BenchmarkDispatchSet(b *testing.B) {
-	s, r := benchServer(b)
+	c, r := benchServer(b)
 	cmds := make([][][]byte, 1024)
 	for i := range cmds {
 		cmds[i] = args("SET", "lock:"+strconv.Itoa(i), "tok", "NX", "PX", "30000")
@@ -97,18 +97,18 @@ func BenchmarkDispatchSet(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		r.wr.SetBuffer(r.wr.Buffer()[:0])
-		s.dispatch(r, cmds[i%len(cmds)])
+		c.dispatch(r, cmds[i%len(cmds)])
 	}
 }
 
 // BenchmarkDispatchUnlock is the canonical unlock by EVALSHA, with a release
 // round over five instant nodes.
 func BenchmarkDispatchUnlock(b *testing.B) {
-	s, r := benchServer(b)
+	c, r := benchServer(b)
 	cmd := args("EVALSHA", "b70c2384248f88e6b75b9f89241a180f856ad852", "1", "lock:a", "tok")
 	b.ReportAllocs()
 	for b.Loop() {
 		r.wr.SetBuffer(r.wr.Buffer()[:0])
-		s.dispatch(r, cmd)
+		c.dispatch(r, cmd)
 	}
 }

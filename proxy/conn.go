@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strings"
 	"time"
 
 	"github.com/tidwall/redcon"
@@ -22,8 +21,7 @@ func newClient(s *Server, nc net.Conn) *client {
 		cancel:  cancel,
 		id:      s.nextID.Add(1),
 		created: time.Now(),
-		authed:  !s.opts.authRequired(),
-		proto:   2,
+		session: session{authed: !s.opts.authRequired(), proto: 2},
 	}
 }
 
@@ -67,12 +65,15 @@ func (c *client) serve() {
 // readFailed answers a malformed or oversized request before the connection
 // closes; a closed or timed-out connection gets nothing.
 func (c *client) readFailed(err error) {
-	var reply error
+	var (
+		reply error
+		perr  protocolError
+	)
 	switch {
 	case errors.Is(err, errRequestTooLarge):
 		reply = respError("ERR Protocol error: request larger than max_request_size")
-	case strings.HasPrefix(err.Error(), "Protocol error"): // redcon's parse errors
-		reply = respError("ERR " + err.Error())
+	case errors.As(err, &perr):
+		reply = respError("ERR " + perr.Error())
 	default:
 		return
 	}
@@ -119,16 +120,18 @@ const maxConcurrentRounds = 256
 // each writing to its own buffer, while commands on the same key keep their
 // order; any other command (AUTH, SELECT, SCRIPT, multi-key, unknown...) is a
 // barrier that runs after everything before it and before anything after
-// it. Replies go out in the order the commands came.
+// it. Each command is admitted here, in order, before it runs: the
+// connection's books are kept by this goroutine alone. Replies go out in the
+// order the commands came.
 func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 	if len(cmds) == 1 {
 		r := c.newRequest(c.wr, arrived)
-		c.s.dispatch(r, cmds[0].Args)
+		c.dispatch(r, cmds[0].Args)
 		r.settle()
 		return
 	}
 	var (
-		replies = make([]*request, len(cmds))
+		replies = make([]*request, 0, len(cmds))
 		running []chan struct{} // since the last barrier
 		lastFor = map[string]chan struct{}{}
 		slots   = make(chan struct{}, maxConcurrentRounds)
@@ -140,14 +143,21 @@ func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 		running = running[:0]
 		clear(lastFor)
 	}
-	for i, cmd := range cmds {
-		replies[i] = c.newRequest(redcon.NewWriter(nil), arrived)
-		key, ok := c.s.concurrentKey(cmd.Args)
+	for _, args := range cmds {
+		r := c.newRequest(redcon.NewWriter(nil), arrived)
+		replies = append(replies, r)
+		cmd := c.admit(r, args.Args)
+		if cmd == nil {
+			if c.quit {
+				break
+			}
+			continue
+		}
+		key, ok := concurrentKey(cmd, args.Args)
 		if !ok {
 			waitAll()
-			c.s.dispatch(replies[i], cmd.Args)
+			c.s.execute(r, cmd, args.Args)
 			if c.quit {
-				replies = replies[:i+1]
 				break
 			}
 			continue
@@ -156,13 +166,13 @@ func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 		lastFor[key] = done
 		running = append(running, done)
 		slots <- struct{}{}
-		go func(r *request, args [][]byte) {
+		go func(args [][]byte) {
 			defer func() { <-slots; close(done) }()
 			if prev != nil {
 				<-prev
 			}
-			c.s.dispatch(r, args)
-		}(replies[i], cmd.Args)
+			c.s.execute(r, cmd, args)
+		}(args.Args)
 	}
 	waitAll()
 	for _, r := range replies {
@@ -173,9 +183,8 @@ func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 
 // concurrentKey returns the one key a lock or read command touches, if it is
 // one that may run beside others.
-func (s *Server) concurrentKey(args [][]byte) (string, bool) {
-	cmd := s.lookup(args[0])
-	if cmd == nil || cmd.flags&(flagLock|flagRead) == 0 || len(args) < 2 {
+func concurrentKey(cmd *command, args [][]byte) (string, bool) {
+	if !cmd.concurrent() || len(args) < 2 {
 		return "", false
 	}
 	if keys := keysOf(cmd, args); len(keys) == 1 {
@@ -188,39 +197,57 @@ func (s *Server) concurrentKey(args [][]byte) (string, bool) {
 // authenticates (when authentication is required); more closes it.
 const maxPreAuthCommands = 32
 
-// dispatch runs one command: lookup, arity, auth, then the handler, with a
-// panic in the handler turned into an error reply for that command alone.
-func (s *Server) dispatch(c *request, args [][]byte) {
-	s.metrics.commands.Add(1)
-	cmd := s.lookup(args[0])
+// admit looks a command up and checks it (auth, arity, permissions) on the
+// connection's goroutine, in order, writing the refusal if there is one:
+// the command to run, or nil.
+func (c *client) admit(r *request, args [][]byte) *command {
+	c.s.metrics.commands.Add(1)
+	cmd := c.s.lookup(args[0])
 	if !c.authed {
 		// Before AUTH a peer is anyone: it gets a few answers (its handshake
 		// and AUTH), not unbounded work.
 		if c.preAuth++; c.preAuth > maxPreAuthCommands {
-			c.writeErr(respError(fmt.Sprintf("ERR more than %d commands before AUTH; closing the connection", maxPreAuthCommands)))
+			r.writeErr(respError(fmt.Sprintf("ERR more than %d commands before AUTH; closing the connection", maxPreAuthCommands)))
 			c.quit = true
-			return
+			return nil
 		}
 	}
 	switch {
 	case cmd == nil:
-		c.writeErr(unknownCommand(args))
-		return
+		r.writeErr(unknownCommand(args))
+		return nil
 	case cmd.arity > 0 && len(args) != cmd.arity, cmd.arity < 0 && len(args) < -cmd.arity:
-		c.writeErr(errWrongArity(cmd.name))
-		return
+		r.writeErr(errWrongArity(cmd.name))
+		return nil
 	case !c.authed && cmd.flags&flagNoAuth == 0:
-		c.writeErr(errNoAuth)
-		return
+		r.writeErr(errNoAuth)
+		return nil
 	case !c.allowed(cmd, args):
-		c.writeErr(errNoPerm)
-		return
+		r.writeErr(errNoPerm)
+		return nil
 	case c.proto == 2 && c.subCount() > 0 && !subscribedOnly[cmd.name]:
-		c.writeErr(errSubscribed(cmd.name))
-		return
+		r.writeErr(errSubscribed(cmd.name))
+		return nil
 	}
 	c.lastCmd.Store(cmd)
-	if cmd.flags&(flagLock|flagRead) != 0 {
+	if !cmd.concurrent() {
+		r.conn = c // it runs alone: it may change the session
+	}
+	return cmd
+}
+
+// dispatch admits and runs one command in place.
+func (c *client) dispatch(r *request, args [][]byte) {
+	if cmd := c.admit(r, args); cmd != nil {
+		c.s.execute(r, cmd, args)
+	}
+}
+
+// execute runs an admitted command's handler, with a panic turned into an
+// error reply for that command alone. Lock and read commands may run
+// beside others of the pipeline: they get the session's copy only.
+func (s *Server) execute(c *request, cmd *command, args [][]byte) {
+	if cmd.concurrent() {
 		s.metrics.inflight.Add(1)
 		defer s.metrics.inflight.Add(-1)
 	}

@@ -10,7 +10,7 @@ import (
 const version = "7.0.15"
 
 func cmdPing(c *request, args [][]byte) {
-	if c.proto == 2 && c.subCount() > 0 { // RESP2 while subscribed: a pong push
+	if c.proto == 2 && c.conn.subCount() > 0 { // RESP2 while subscribed: a pong push
 		c.wr.WriteArray(2)
 		c.wr.WriteBulkString("pong")
 		if len(args) > 1 {
@@ -34,7 +34,7 @@ func cmdEcho(c *request, args [][]byte) { c.wr.WriteBulk(args[1]) }
 
 func cmdQuit(c *request, _ [][]byte) {
 	c.wr.WriteString("OK")
-	c.quit = true
+	c.conn.quit = true
 }
 
 // cmdAuth: AUTH password | AUTH username password.
@@ -55,7 +55,7 @@ func (s *Server) cmdAuth(c *request, args [][]byte) {
 		c.writeErr(err)
 		return
 	}
-	c.setUser(u)
+	c.conn.setUser(u)
 	c.wr.WriteString("OK")
 }
 
@@ -88,7 +88,7 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 				c.writeErr(err)
 				return
 			}
-			c.setUser(u)
+			c.conn.setUser(u)
 			i += 2
 		case equalFold(args[i], "setname") && i+1 < len(args):
 			name, setName = args[i+1], true
@@ -98,7 +98,7 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 			return
 		}
 	}
-	if !c.authed {
+	if !c.conn.authed {
 		c.writeErr(respError("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"))
 		return
 	}
@@ -107,9 +107,10 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 			c.writeErr(err)
 			return
 		}
-		c.name = string(name)
+		c.conn.name = string(name)
 	}
-	c.proto = proto
+	c.conn.proto = proto
+	c.session = c.conn.session // the reply is in the new protocol
 	c.writeMapHeader(7)
 	c.wr.WriteBulkString("server")
 	c.wr.WriteBulkString("redis")
@@ -118,7 +119,7 @@ func (s *Server) cmdHello(c *request, args [][]byte) {
 	c.wr.WriteBulkString("proto")
 	c.wr.WriteInt(proto)
 	c.wr.WriteBulkString("id")
-	c.wr.WriteInt64(c.id)
+	c.wr.WriteInt64(c.conn.id)
 	c.wr.WriteBulkString("mode")
 	c.wr.WriteBulkString("standalone")
 	c.wr.WriteBulkString("role")
@@ -147,7 +148,7 @@ func (s *Server) cmdClient(c *request, args [][]byte) {
 			c.writeErr(err)
 			return
 		}
-		c.name = string(args[2])
+		c.conn.name = string(args[2])
 		c.wr.WriteString("OK")
 	case equalFold(sub, "getname") && len(args) == 2:
 		if c.name == "" {
@@ -156,20 +157,20 @@ func (s *Server) cmdClient(c *request, args [][]byte) {
 		}
 		c.wr.WriteBulkString(c.name)
 	case equalFold(sub, "id") && len(args) == 2:
-		c.wr.WriteInt64(c.id)
+		c.wr.WriteInt64(c.conn.id)
 	case equalFold(sub, "setinfo") && len(args) == 4:
 		switch {
 		case equalFold(args[2], "lib-name"):
-			c.libName = string(args[3])
+			c.conn.libName = string(args[3])
 		case equalFold(args[2], "lib-ver"):
-			c.libVer = string(args[3])
+			c.conn.libVer = string(args[3])
 		default:
 			c.writeErr(respError(fmt.Sprintf("ERR Unrecognized option '%s'", truncate(args[2], 64))))
 			return
 		}
 		c.wr.WriteString("OK")
 	case equalFold(sub, "info") && len(args) == 2:
-		c.wr.WriteBulkString(c.info())
+		c.wr.WriteBulkString(c.conn.info())
 	default:
 		c.writeErr(unknownSubcommand(sub, "CLIENT"))
 	}

@@ -17,13 +17,16 @@
 // A connection answers one batch of commands read together at a time, on
 // its own goroutine. In a pipeline, lock and read commands on different
 // keys run concurrently and commands on one key in order; anything else is
-// a barrier. Replies always go out in the order the commands came.
+// a barrier. Every command is admitted (auth, arity, permissions, the
+// pre-AUTH count) on the connection's goroutine in order before it runs;
+// lock and read commands get a copy of the session, not the connection, so
+// they cannot change it. Replies always go out in the order the commands came.
 //
 // The files in layers, from the socket down; each calls only its own layer
 // and those below:
 //
 //	server.go      accept, Shutdown, Close
-//	conn.go        read a batch (reader.go), run it (pipelined), dispatch each command, write the replies
+//	conn.go        read a batch (reader.go), admit each command, run it (pipelined), write the replies
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)

@@ -44,7 +44,7 @@ func (c *request) settle() {
 	}
 	c.grantsMu.Lock()
 	for _, id := range c.sessions {
-		c.s.sessions.drop(c.client, id)
+		c.s.sessions.drop(c.peer, id)
 	}
 	c.grantsMu.Unlock()
 	c.s.metrics.lapsed.Add(1)

@@ -112,7 +112,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
 	// The window opened when the granting round began (after a WAIT, long
 	// after the request arrived): ReplyBy is its end less min_validity.
-	c.s.sessions.add(c.client, id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
+	c.s.sessions.add(c.peer, id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()
@@ -126,14 +126,14 @@ func (s *Server) cmdLockExtend(c *request, args [][]byte) {
 	}
 	if s.extend(c, string(args[1]), string(args[2]), ttl, false, falseZero) {
 		// A session lock's renewals go on with the new TTL.
-		s.sessions.extended(c.client, sessionKey{string(args[1]), string(args[2])}, ttl, c.arrived)
+		s.sessions.extended(c.peer, sessionKey{string(args[1]), string(args[2])}, ttl, c.arrived)
 	}
 }
 
 func (s *Server) cmdLockRelease(c *request, args [][]byte) {
 	key, owner := string(args[1]), string(args[2])
 	// Out of the book first: no renewal after the release.
-	s.sessions.drop(c.client, sessionKey{key, owner})
+	s.sessions.drop(c.peer, sessionKey{key, owner})
 	s.releaseAs(c, key, owner, falseZero, true)
 }
 

@@ -75,9 +75,9 @@ func (c *client) pushHeader(w *redcon.Writer, n int) {
 // cmdSubscribe: SUBSCRIBE / PSUBSCRIBE channel|pattern ...
 func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "psubscribe")
-	kind, m := "subscribe", &c.subs.channels
+	kind, m := "subscribe", &c.conn.subs.channels
 	if pattern {
-		kind, m = "psubscribe", &c.subs.patterns
+		kind, m = "psubscribe", &c.conn.subs.patterns
 	}
 	added := 0
 	for _, a := range args[1:] {
@@ -95,15 +95,15 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 			added++
 		}
 	}
-	if c.subCount()+added > maxSubscriptions {
+	if c.conn.subCount()+added > maxSubscriptions {
 		c.writeErr(respError(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", maxSubscriptions)))
 		return
 	}
 	prefix := c.prefix()
-	c.subs.prefix.Store(&prefix)
-	if c.subs.pushes == nil {
-		c.subs.pushes = make(chan push, maxPendingPushes)
-		go c.writePushes()
+	c.conn.subs.prefix.Store(&prefix)
+	if c.conn.subs.pushes == nil {
+		c.conn.subs.pushes = make(chan push, maxPendingPushes)
+		go c.conn.writePushes()
 	}
 	if *m == nil {
 		*m = map[string]bool{}
@@ -113,9 +113,9 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		if !(*m)[name] {
 			(*m)[name] = true
 			if pattern {
-				s.bus.PSubscribe(c.ctx, c.client, name)
+				s.bus.PSubscribe(c.ctx, c.conn, name)
 			} else {
-				s.bus.Subscribe(c.ctx, c.client, name)
+				s.bus.Subscribe(c.ctx, c.conn, name)
 			}
 		}
 		c.writeSubscription(kind, name)
@@ -124,19 +124,19 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 
 // writeSubscription confirms one (un)subscription with the count left.
 func (c *request) writeSubscription(kind, name string) {
-	c.pushHeader(c.wr, 3)
+	c.conn.pushHeader(c.wr, 3)
 	c.wr.WriteBulkString(kind)
 	c.wr.WriteBulkString(name)
-	c.wr.WriteInt(c.subCount())
+	c.wr.WriteInt(c.conn.subCount())
 }
 
 // cmdUnsubscribe: UNSUBSCRIBE / PUNSUBSCRIBE [channel|pattern ...]; with
 // none, all of them.
 func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "punsubscribe")
-	kind, m := "unsubscribe", c.subs.channels
+	kind, m := "unsubscribe", c.conn.subs.channels
 	if pattern {
-		kind, m = "punsubscribe", c.subs.patterns
+		kind, m = "punsubscribe", c.conn.subs.patterns
 	}
 	names := make([]string, 0, len(args)-1)
 	for _, a := range args[1:] {
@@ -149,19 +149,19 @@ func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
 		sort.Strings(names)
 	}
 	if len(names) == 0 {
-		c.pushHeader(c.wr, 3)
+		c.conn.pushHeader(c.wr, 3)
 		c.wr.WriteBulkString(kind)
 		c.writeNull()
-		c.wr.WriteInt(c.subCount())
+		c.wr.WriteInt(c.conn.subCount())
 		return
 	}
 	for _, name := range names {
 		if m[name] {
 			delete(m, name)
 			if pattern {
-				s.bus.PUnsubscribe(c.client, name)
+				s.bus.PUnsubscribe(c.conn, name)
 			} else {
-				s.bus.Unsubscribe(c.client, name)
+				s.bus.Unsubscribe(c.conn, name)
 			}
 		}
 		c.writeSubscription(kind, name)

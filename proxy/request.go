@@ -12,12 +12,15 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// request is one command being answered: the connection's session plus the
-// writer its reply goes to, which is the connection's own, or a buffer of
-// its own when it runs beside other commands of a pipeline. Its ctx carries
-// the moment the command arrived (quorum.WithArrival).
+// request is one command being answered: a copy of the connection's session
+// plus the writer its reply goes to, which is the connection's own, or a
+// buffer of its own when it runs beside other commands of a pipeline. Its
+// ctx carries the moment the command arrived (quorum.WithArrival).
 type request struct {
-	*client
+	session // as the command found it; changing it changes nothing
+	s       *Server
+	peer    peer    // the connection as a command beside others may use it
+	conn    *client // the connection itself, for a command that runs alone (not lock or read); else nil
 	ctx     context.Context
 	arrived time.Time
 	wr      *redcon.Writer
@@ -29,7 +32,7 @@ type request struct {
 }
 
 func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {
-	return &request{client: c, ctx: quorum.WithArrival(c.ctx, arrived), arrived: arrived, wr: wr, mark: len(wr.Buffer())}
+	return &request{session: c.session, s: c.s, peer: c, ctx: quorum.WithArrival(c.ctx, arrived), arrived: arrived, wr: wr, mark: len(wr.Buffer())}
 }
 
 // The reply writers handlers share. Replies whose encoding differs between
@@ -83,17 +86,29 @@ func boolInt(b bool) int {
 	return 0
 }
 
+// peer is what a command may use of its connection while other commands of
+// the pipeline run: its identity (session locks are booked under it) and
+// its context and hang-up watch, never its session.
+type peer interface {
+	ident() int64
+	context() context.Context // cancelled when the connection closes
+	watchHangup() (leave func())
+}
+
+func (c *client) ident() int64             { return c.id }
+func (c *client) context() context.Context { return c.ctx }
+
 // Session accessors handlers share.
 
 // prefix is the user's key prefix, "" for every key.
-func (c *client) prefix() string {
+func (c *session) prefix() string {
 	if c.user == nil {
 		return ""
 	}
 	return c.user.Prefix
 }
 
-func (c *client) owns(name []byte) bool { return owns(c.prefix(), name) }
+func (c *session) owns(name []byte) bool { return owns(c.prefix(), name) }
 
 // owns reports whether a key or channel belongs to a tenant with prefix:
 // the name starts with it, or the part inside its first {...} does, as in
@@ -112,7 +127,7 @@ func owns(prefix string, name []byte) bool {
 
 // tenant names whose scripts, throttles and caches a connection shares: its
 // user's name ("" before AUTH or without users).
-func (c *client) tenant() string {
+func (c *session) tenant() string {
 	if c.user == nil {
 		return ""
 	}

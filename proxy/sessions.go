@@ -29,7 +29,7 @@ type sessionKey struct{ key, owner string }
 
 // sessionLock is one lock a connection holds by session.
 type sessionLock struct {
-	c     *client
+	c     peer
 	id    sessionKey
 	ttl   time.Duration
 	until time.Time // its window ends: the last grant's arrival plus ttl
@@ -39,7 +39,7 @@ type sessionLock struct {
 type sessions struct {
 	s       *Server
 	mu      sync.Mutex
-	book    map[*client]map[sessionKey]*sessionLock
+	book    map[peer]map[sessionKey]*sessionLock
 	stop    context.CancelFunc // nil until the renewer runs
 	done    chan struct{}
 	stopped bool // shut down: no renewer starts again
@@ -53,11 +53,11 @@ func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 
 // add books a session lock of c whose window ends at until, and starts the
 // renewer if it is not running.
-func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, until time.Time) {
+func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
-		ss.book = map[*client]map[sessionKey]*sessionLock{}
+		ss.book = map[peer]map[sessionKey]*sessionLock{}
 	}
 	mine := ss.book[c]
 	if mine == nil {
@@ -73,7 +73,7 @@ func (ss *sessions) add(c *client, id sessionKey, ttl time.Duration, until time.
 }
 
 // extended moves a session lock's window after its holder extended it.
-func (ss *sessions) extended(c *client, id sessionKey, ttl time.Duration, arrived time.Time) {
+func (ss *sessions) extended(c peer, id sessionKey, ttl time.Duration, arrived time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if l := ss.book[c][id]; l != nil {
@@ -83,7 +83,7 @@ func (ss *sessions) extended(c *client, id sessionKey, ttl time.Duration, arrive
 
 // drop takes a session lock out of the book (its holder released it, or its
 // grant was revoked); it reports whether it was there.
-func (ss *sessions) drop(c *client, id sessionKey) bool {
+func (ss *sessions) drop(c peer, id sessionKey) bool {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return ss.dropLocked(ss.book[c][id])
@@ -102,7 +102,7 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 
 // closed releases every session lock of a connection that closed, and
 // returns once each release round ended.
-func (ss *sessions) closed(c *client) {
+func (ss *sessions) closed(c peer) {
 	ss.mu.Lock()
 	var mine []*sessionLock
 	for _, l := range ss.book[c] {
@@ -203,7 +203,7 @@ func (ss *sessions) lose(l *sessionLock, why error) {
 }
 
 func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
-	attrs := []any{"client", l.c.id, "err", err}
+	attrs := []any{"client", l.c.ident(), "err", err}
 	if s.opts.logValues {
 		attrs = append(attrs, slog.String("key", l.id.key), slog.String("owner", l.id.owner))
 	}

@@ -58,17 +58,14 @@ type client struct {
 	id      int64
 	created time.Time
 
-	// Session state, touched only by the connection's goroutine.
-	authed          bool
-	user            *User // nil until AUTH; then who
-	proto           int   // RESP version: 2, or 3 after HELLO 3
-	name            string
-	libName, libVer string
-	lastCmd         atomic.Pointer[command] // set by concurrent pipeline rounds too
-	quit            bool
-	subs            subscriptions
-	authFails       int // failed AUTHs on this connection
-	preAuth         int // commands before AUTH
+	// The session, changed only by the serial loop and commands that run
+	// alone (conn.go); commands beside others read a copy (request).
+	session
+	lastCmd   atomic.Pointer[command]
+	quit      bool
+	subs      subscriptions
+	authFails int // failed AUTHs on this connection
+	preAuth   int // commands before AUTH
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.
@@ -82,6 +79,17 @@ type client struct {
 	mu     sync.Mutex // guards busy and closed against Shutdown
 	busy   bool
 	closed bool
+}
+
+// session is what a command may know of its connection. A request holds a
+// copy taken when the command is admitted, so commands running beside each
+// other in a pipeline read it without racing and cannot change it.
+type session struct {
+	authed          bool
+	user            *User // nil until AUTH; then who
+	proto           int   // RESP version: 2, or 3 after HELLO 3
+	name            string
+	libName, libVer string
 }
 
 // command is one entry of the dispatch table.
@@ -101,6 +109,10 @@ const (
 	flagLock                        // runs a quorum round
 	flagRead                        // reads by quorum
 )
+
+// concurrent: lock and read commands may run beside others of a pipeline
+// (they get a copy of the session, never the connection).
+func (cmd *command) concurrent() bool { return cmd.flags&(flagLock|flagRead) != 0 }
 
 // lookup finds a command by name in any case without allocating.
 func (s *Server) lookup(name []byte) *command {

@@ -28,7 +28,7 @@ func (s *Server) authenticate(name string, pass []byte) (*User, error) {
 }
 
 // allowed: every key the command touches belongs to the user's prefix.
-func (c *client) allowed(cmd *command, args [][]byte) bool {
+func (c *session) allowed(cmd *command, args [][]byte) bool {
 	for _, k := range keysOf(cmd, args) {
 		if !c.owns(k) {
 			return false

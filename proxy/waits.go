@@ -42,9 +42,9 @@ func (w waitWake) Deliver(_, _, _ string) {
 func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
-	leave := c.watchHangup()
+	leave := c.peer.watchHangup()
 	defer leave()
-	ctx := c.client.ctx
+	ctx := c.peer.context() // without the arrival: each try has its own
 	wake, channel := make(waitWake, 1), waitChannel(a.key)
 	s.bus.Subscribe(ctx, wake, channel) // before the first try: no wake-up falls between
 	defer s.bus.Unsubscribe(wake, channel)

@@ -36,6 +36,10 @@ var (
 	ErrTTLTooShort = errors.New("quorum: ttl below the minimum")
 	// ErrNoNodes: New was given no nodes.
 	ErrNoNodes = errors.New("quorum: no nodes")
+	// ErrNodeTimeout: a node did not answer within its timeout. A
+	// *NodeError unwraps to it, never to context.DeadlineExceeded, which
+	// stays the caller's ctx.
+	ErrNodeTimeout = errors.New("quorum: node timeout")
 )
 
 // TTLError is a lock TTL outside what the engine grants; Reason is
@@ -108,13 +112,31 @@ type NodeError struct {
 }
 
 func (e *NodeError) Error() string { return e.Addr + ": " + describe(e.Err) }
-func (e *NodeError) Unwrap() error { return e.Err }
+func (e *NodeError) Unwrap() error { return nodeCause(e.Err) }
+
+// nodeCause is what a node's error unwraps to: the node's own deadline is
+// ErrNodeTimeout, so that context.DeadlineExceeded means the caller's ctx.
+func nodeCause(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ErrNodeTimeout
+	}
+	return err
+}
+
+// bothErrs is a node's error and a later one (its failed rollback), on one line.
+type bothErrs struct{ first, then error }
+
+func (e bothErrs) Error() string   { return describe(e.first) + ", and " + describe(e.then) }
+func (e bothErrs) Unwrap() []error { return []error{nodeCause(e.first), nodeCause(e.then)} }
 
 // describe shortens transport errors to the words an operator needs on one line.
 func describe(err error) string {
+	if both, ok := err.(bothErrs); ok {
+		return both.Error()
+	}
 	var ne net.Error
 	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, ErrNodeTimeout), errors.As(err, &ne) && ne.Timeout():
 		return "timeout"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
@@ -195,7 +217,7 @@ next:
 			for i, have := range e.NodeErrs.Errors {
 				var old *NodeError
 				if errors.As(have, &old) && old.Addr == add.Addr {
-					e.NodeErrs.Errors[i] = &NodeError{Addr: old.Addr, Err: errString(describe(old.Err) + ", and " + describe(add.Err))}
+					e.NodeErrs.Errors[i] = &NodeError{Addr: old.Addr, Err: bothErrs{old.Err, add.Err}}
 					continue next
 				}
 			}

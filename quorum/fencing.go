@@ -188,7 +188,7 @@ func (e *Engine) bootstrap(ctx context.Context) {
 func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant, *RoundError) {
 	intact := 0
 	for j, v := range r.votes {
-		if v == yes && e.health[j].isIntact() {
+		if v == yes && r.intact(j) {
 			g.Token = max(g.Token, r.replies[j].Token)
 			intact++
 		}
@@ -237,7 +237,7 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 	}
 	raised, above := 0, *token-1
 	for j, v := range t.votes {
-		if v == yes && e.health[j].isIntact() {
+		if v == yes && t.intact(j) {
 			raised++
 			if !t.replies[j].Own {
 				above = max(above, t.replies[j].N)

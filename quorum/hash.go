@@ -170,7 +170,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	var answered, notHeld, latchedHeld, latchedReleased []int
 	var before int64 // the owner's count: the most any voting node had
 	for j, v := range t.votes {
-		if v == failed || v == skipped || !e.counts(j, time.Now()) {
+		if v == failed || v == skipped || !e.counts(t.idx[j], time.Now()) {
 			continue
 		}
 		answered = append(answered, j)
@@ -264,7 +264,7 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	t.drain()
 	var values []int64
 	for j, v := range t.votes {
-		if v == failed || v == skipped || !e.health[j].isIntact() {
+		if v == failed || v == skipped || !t.intact(j) {
 			continue
 		}
 		n, _ := strconv.ParseInt(t.replies[j].Entry.Value, 10, 64)

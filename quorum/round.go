@@ -30,7 +30,7 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	deadline, n := time.Now().Add(timeout), len(idx)
 	t := &round{ch: e.send(idx, op, deadline), votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n),
 		quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()), settled: make(chan struct{}),
-		idx: idx, nodes: e.nodes}
+		idx: idx, nodes: e.nodes, health: e.health}
 	if counting {
 		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
 		t.why = func(j int) string {
@@ -62,13 +62,19 @@ const (
 // addr names node i of the round, for errors.
 func (t *round) addr(i int) string { return t.nodes[t.idx[i]].Addr() }
 
+// intact reports whether node i of the round has intact counters. A round
+// may go to a subset of the nodes: its positions are not the engine's
+// indexes, so per-node state is looked up through idx, here and in addr.
+func (t *round) intact(i int) bool { return t.health[t.idx[i]].isIntact() }
+
 // round counts the votes of a yes/no round. Votes are fixed when the round
 // decides or its deadline passes; answers that come later are still waited
 // for (arrived), so nothing in flight outlives a rollback or the owner's slot.
 type round struct {
 	ch               <-chan answer
-	idx              []int  // the engine's index of node i of the round
-	nodes            []Node // the engine's nodes
+	idx              []int     // the engine's index of node i of the round
+	nodes            []Node    // the engine's nodes
+	health           []*health // the engine's view of them
 	votes            []vote
 	errs             []error
 	replies          []Reply // every answer that arrived, late ones too
