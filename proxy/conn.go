@@ -212,6 +212,9 @@ func (s *Server) dispatch(c *request, args [][]byte) {
 	case !c.authed && cmd.flags&flagNoAuth == 0:
 		c.writeErr(errNoAuth)
 		return
+	case reservedIn(cmd, args):
+		c.writeErr(errReserved) // whoever asks: see reserved.go
+		return
 	case !c.allowed(cmd, args):
 		c.writeErr(errNoPerm)
 		return
