@@ -209,3 +209,29 @@ func TestPatternsNeverDeliverReservedChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestFencingCounterCannotBeReset is issue 23 A1 as reported: read the
+// native counter with GET, delete it with the docs' compare-and-delete, and
+// the next LOCK.ACQUIRE got token 1 after 1, 2, 3. Both steps are refused
+// now, and the next token is 4.
+func TestFencingCounterCannotBeReset(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	c := h.Client()
+	for i := range 3 {
+		if err := c.Do(ctx, "LOCK.ACQUIRE", "reset", "me", 60000).Err(); err != nil {
+			t.Fatalf("LOCK.ACQUIRE #%d: %v", i, err)
+		}
+		if err := c.Do(ctx, "LOCK.RELEASE", "reset", "me").Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := c.Get(ctx, quorum.TokenKey).Result()
+	refusedAsReserved(t, "GET "+quorum.TokenKey+" (read "+v+")", err)
+	n, err := c.Eval(ctx, redissonScript(t, "docs_unlock.lua"), []string{quorum.TokenKey}, v).Result()
+	refusedAsReserved(t, fmt.Sprint("compare-and-delete of ", quorum.TokenKey, " (answered ", n, ")"), err)
+	tok, err := c.Do(ctx, "LOCK.ACQUIRE", "reset", "me", 60000).Int64()
+	if err != nil || tok != 4 {
+		t.Fatalf("LOCK.ACQUIRE after the reset attempt = %d, %v; want token 4", tok, err)
+	}
+}
