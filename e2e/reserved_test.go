@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
@@ -233,5 +235,26 @@ func TestFencingCounterCannotBeReset(t *testing.T) {
 	tok, err := c.Do(ctx, "LOCK.ACQUIRE", "reset", "me", 60000).Int64()
 	if err != nil || tok != 4 {
 		t.Fatalf("LOCK.ACQUIRE after the reset attempt = %d, %v; want token 4", tok, err)
+	}
+}
+
+// TestLockDelayCannotBeBypassed is issue 23 A3: a native lock that expired
+// unreleased stays taken for its lock-delay; deleting its note
+// (__redlock:m:<key>) freed it at once. The delete is refused now, and the
+// lock stays taken. The delay is a minute, so a slow machine cannot end it
+// on its own during the test.
+func TestLockDelayCannotBeBypassed(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.NativeLockDelay = time.Minute })
+	ctx := t.Context()
+	c := h.Client()
+	if err := c.Do(ctx, "LOCK.ACQUIRE", "delayed", "crashed", 200).Err(); err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, "the lock to expire unreleased", func() bool {
+		return !harness.AnyKey(t, h.Backend, "delayed")
+	})
+	refusedAsReserved(t, "DEL of the note", c.Del(ctx, quorum.MetaKey("delayed")).Err())
+	if err := c.Do(ctx, "LOCK.ACQUIRE", "delayed", "next", 10000).Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("LOCK.ACQUIRE inside the lock-delay after the note's delete = %v; want nil (taken)", err)
 	}
 }
