@@ -99,6 +99,9 @@ func TestValidateNamesField(t *testing.T) {
 		{func(c *Config) { c.ShutdownGrace = -1 }, "shutdown_grace"},
 		{func(c *Config) { c.Scripts = []Script{{SHA1: "xyz", Meaning: "release"}} }, "scripts[0]"},
 		{func(c *Config) { c.Scripts = []Script{{SHA1: strings.Repeat("a", 40), Meaning: "steal"}} }, "scripts[0]"},
+		{func(c *Config) {
+			c.Users = []User{{Name: "a", Password: "p", Prefix: "a:"}, {Name: "ab", Password: "p", Prefix: "a:b:"}}
+		}, "users[1]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.field, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 )
 
 // Validate reports every setting that makes no sense, each naming its field.
@@ -66,6 +67,12 @@ func (c Config) Validate() error {
 			bad(field, "user %q has no password", u.Name)
 		}
 		names[u.Name] = true
+		for _, o := range c.Users[:i] {
+			// A key belongs to exactly one user: prefixes may not nest.
+			if u.Prefix != "" && o.Prefix != "" && (strings.HasPrefix(u.Prefix, o.Prefix) || strings.HasPrefix(o.Prefix, u.Prefix)) {
+				bad(field, "prefix %q overlaps user %q's prefix %q: a key must belong to one user", u.Prefix, o.Name, o.Prefix)
+			}
+		}
 	}
 	for i, sc := range c.Scripts {
 		field := fmt.Sprintf("scripts[%d]", i)

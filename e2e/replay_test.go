@@ -67,13 +67,16 @@ var labUsers = []config.User{
 }
 
 // labACL gives a plain redis-server the same users: billing may use keys
-// and channels that start with billing: or name it inside {...}, as the
-// proxy's ownership rule says.
+// and channels that start with billing:, and the names Redisson derives
+// from its locks' names, as the proxy's ownership rule says.
 func labACL(t *testing.T, s *redistest.Server) {
 	c := s.Client()
 	for _, rule := range [][]any{
 		{"acl", "setuser", "app", "on", ">app-pass", "~*", "&*", "+@all"},
-		{"acl", "setuser", "billing", "on", ">b-pass", "~billing:*", "~*{billing:*", "&billing:*", "&*{billing:*", "+@all"},
+		{"acl", "setuser", "billing", "on", ">b-pass", "~billing:*", "&billing:*", "+@all",
+			"~redisson_lock__channel:{billing:*", "~redisson_unlock_latch:{billing:*", "~redisson_lock_token:{billing:*",
+			"~redisson_lock__channel:billing:*", "~redisson_unlock_latch:billing:*", "~redisson_lock_token:billing:*",
+			"&redisson_lock__channel:{billing:*", "&redisson_lock__channel:billing:*"},
 	} {
 		if err := c.Do(t.Context(), rule...).Err(); err != nil {
 			t.Fatal(err)

@@ -24,7 +24,7 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		c.writeErr(unknownSubcommand(sub, "REDLOCK"))
 		return
 	}
-	if s.opts.authRequired() && (c.user == nil || !c.user.Admin) {
+	if !c.isAdmin() {
 		c.writeErr(respError(fmt.Sprintf("NOPERM this user has no permissions to run the 'redlock|%s' command", string(sub))))
 		return
 	}
@@ -79,4 +79,11 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 	default:
 		c.writeErr(errWrongArity("redlock|" + string(sub)))
 	}
+}
+
+// isAdmin: the default user, a user with admin: true, or anyone when no
+// authentication is configured. Only an admin may run REDLOCK or see the
+// backends' run_ids in INFO.
+func (c *request) isAdmin() bool {
+	return !c.s.opts.authRequired() || c.user != nil && c.user.Admin
 }

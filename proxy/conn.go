@@ -222,6 +222,9 @@ func (c *client) admit(r *request, args [][]byte) *command {
 	case !c.authed && cmd.flags&flagNoAuth == 0:
 		r.writeErr(errNoAuth)
 		return nil
+	case reservedIn(cmd, args):
+		r.writeErr(errReserved) // whoever asks: see reserved.go
+		return nil
 	case !c.allowed(cmd, args):
 		r.writeErr(errNoPerm)
 		return nil

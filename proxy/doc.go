@@ -10,7 +10,10 @@
 //	DEL / UNLINK                    -> ForceRelease (unless disabled)
 //
 // It never forwards a command or script to a backend: anything it does not
-// recognise gets an error reply. Locks reach the backends only through the
+// recognise gets an error reply. No command may name a key or channel under
+// the engine's prefix, __redlock:, whoever sends it (reserved.go: one check
+// in dispatch), and a key or channel belongs to exactly one user
+// (request.go, owns). Locks reach the backends only through the
 // quorum engine; lock wake-ups (SUBSCRIBE, PUBLISH, the notices a release
 // sends) go through the wake bus.
 //

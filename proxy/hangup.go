@@ -10,9 +10,12 @@ import (
 // While a command blocks (LOCK.ACQUIRE ... WAIT), nothing reads the
 // connection, so a client that hangs up would go unnoticed until the wait
 // ends, keeping its place in the lock's queue. A watch reads the socket
-// meanwhile: end of stream or a broken link cancels the connection's
-// context (and so every wait on it); bytes the client sends meanwhile (its
-// next commands) are kept for the reader, and the watch stops there.
+// meanwhile, for as long as the command blocks: end of stream or a broken
+// link cancels the connection's context (and so every wait on it), however
+// many bytes came before it. Bytes the client sends meanwhile (its next
+// commands) are kept for the reader; more than watchBuffered of them while
+// one command blocks close the connection (no client pipelines that much
+// behind a blocked command), so a dead peer is always seen.
 
 // watchHangup starts the connection's hang-up watch, or joins it if one of
 // its pipelined commands started it; the returned func leaves it, and the
@@ -38,19 +41,36 @@ func (c *client) watchHangup() (leave func()) {
 	}
 }
 
-// watch reads until the connection breaks (cancelling it), bytes arrive
-// (kept for the reader) or the read deadline is set to now (the watch ends).
+// watchBuffered bounds what a watch keeps for the reader: four requests
+// of the largest size the reader accepts.
+func (c *client) watchBuffered() int { return 4 * max(c.s.opts.MaxRequestSize, 4096) }
+
+// watch reads until the connection breaks or sends more than watchBuffered
+// (cancelling it), or the read deadline is set to now (the watch ends).
+// Bytes that arrive meanwhile are kept for the reader, and it reads on:
+// a hang-up after them is a hang-up still.
 func (c *client) watch(done chan struct{}) {
 	defer close(done)
 	buf := make([]byte, 4096)
-	n, err := c.nc.Read(buf)
-	if n > 0 {
-		c.rd.pending = append(c.rd.pending, buf[:n]...)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			c.rd.pending = append(c.rd.pending, buf[:n]...)
+			if len(c.rd.pending) > c.watchBuffered() {
+				c.s.opts.logger.Warn("client sent too much while a command blocked; closed its connection", "client", c.id)
+				c.cancel()
+				_ = c.nc.Close()
+				return
+			}
+		}
+		var ne net.Error
+		switch {
+		case err == nil:
+			continue
+		case errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+			return
+		}
+		c.cancel() // hung up: the waits end, the connection closes after
 		return
 	}
-	var ne net.Error
-	if errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() {
-		return
-	}
-	c.cancel() // hung up: the waits end, the connection closes after
 }

@@ -37,7 +37,7 @@ func (s *Server) cmdInfo(c *request, args [][]byte) {
 		{"persistence", func() string { return "loading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\n" }},
 		{"replication", func() string { return "role:master\r\nconnected_slaves:0\r\n" }},
 		{"stats", s.infoStats},
-		{"redlock", s.infoRedlock},
+		{"redlock", func() string { return s.infoRedlock(c.isAdmin()) }},
 	}
 	var b strings.Builder
 	for _, sec := range sections {
@@ -89,11 +89,15 @@ func (s *Server) infoStats() string {
 	return b.String()
 }
 
-// infoRedlock shows each backend as the health monitor last saw it.
-func (s *Server) infoRedlock() string {
+// infoRedlock shows each backend as the health monitor last saw it. Its
+// run_id only to an admin: it is what a restarted backend's marker names.
+func (s *Server) infoRedlock(admin bool) string {
 	usable := 0
 	var nodes strings.Builder
 	for i, st := range s.engine.Status() {
+		if !admin {
+			st.RunID = "hidden"
+		}
 		state := "up"
 		switch {
 		case !st.Up:

@@ -51,6 +51,10 @@ func (s *Server) releaseAs(c *request, key, value string, no falseReply, fair bo
 // named in its arguments: the caller's own and not too long. Otherwise it
 // writes the refusal.
 func (c *request) mayNotify(channel string) bool {
+	if reserved([]byte(channel)) {
+		c.writeErr(errReserved)
+		return false
+	}
 	if !c.owns([]byte(channel)) || len(channel) > maxChannelLen {
 		c.writeErr(errChannelPerm)
 		return false

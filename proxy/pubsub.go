@@ -14,6 +14,9 @@ func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patte
 // Deliver implements wake.Subscriber: queue, never block; a subscriber
 // that fell maxPendingPushes behind loses its connection.
 func (c *client) Deliver(pattern, channel, message string) {
+	if reserved([]byte(channel)) {
+		return // the proxy's own (a waiter's wake-up), matched by a pattern
+	}
 	if p := c.subs.prefix.Load(); p != nil && !owns(*p, []byte(channel)) {
 		return // another tenant's channel, matched by a pattern
 	}

@@ -110,19 +110,37 @@ func (c *session) prefix() string {
 
 func (c *session) owns(name []byte) bool { return owns(c.prefix(), name) }
 
-// owns reports whether a key or channel belongs to a tenant with prefix:
-// the name starts with it, or the part inside its first {...} does, as in
-// Redisson's redisson_lock__channel:{<lock>} and redisson_unlock_latch:{<lock>}:id.
+// owns reports whether a key or channel belongs to a tenant with prefix.
+// A name belongs to exactly one tenant: the one whose prefix starts its
+// lock name (lockNameOf). Braces elsewhere in a name do not count, so
+// search:{billing:x} is search's alone.
 func owns(prefix string, name []byte) bool {
-	if prefix == "" || bytes.HasPrefix(name, []byte(prefix)) {
-		return true
-	}
-	if i := bytes.IndexByte(name, '{'); i >= 0 {
-		if j := bytes.IndexByte(name[i+1:], '}'); j > 0 {
-			return bytes.HasPrefix(name[i+1:i+1+j], []byte(prefix))
+	return prefix == "" || bytes.HasPrefix(lockNameOf(name), []byte(prefix))
+}
+
+// derivedPrefixes start the names Redisson derives from a lock's name: its
+// release channel, unlock latch and token counter,
+// "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the lock's name
+// has braces of its own.
+var derivedPrefixes = [][]byte{[]byte("redisson_lock__channel:"), []byte("redisson_unlock_latch:"), []byte("redisson_lock_token:")}
+
+// lockNameOf is the lock name a key or channel belongs with: the name
+// itself, or for a name derived from a lock's, that lock's name (what its
+// {...} holds, when the rest starts with one).
+func lockNameOf(name []byte) []byte {
+	for _, p := range derivedPrefixes {
+		rest, ok := bytes.CutPrefix(name, p)
+		if !ok {
+			continue
 		}
+		if len(rest) > 0 && rest[0] == '{' {
+			if j := bytes.IndexByte(rest, '}'); j > 0 {
+				return rest[1:j]
+			}
+		}
+		return rest
 	}
-	return false
+	return name
 }
 
 // tenant names whose scripts, throttles and caches a connection shares: its

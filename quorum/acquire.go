@@ -19,6 +19,9 @@ import (
 // reached), ErrNoQuorum or ErrValiditySpent; or ctx's error if ctx ended while
 // waiting for an earlier round of the same (key, value).
 func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
 	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, AuxTTL: e.opts.LockDelay}, ttl)
 }
 
@@ -40,6 +43,9 @@ func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.
 // lock-delay, or the lease of the waiter ahead. The waiter leaves the
 // queue with its release (ReleaseFair), or when its lease ends.
 func (e *Engine) AcquireWaiting(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
 	return e.acquire(ctx, Op{Kind: OpSetNX, Fair: true, Key: key, Value: value, Aux: TokenKey, AuxTTL: e.opts.NativeLockDelay}, ttl)
 }
 
@@ -82,6 +88,9 @@ func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, 
 // only delays other owners until its TTL. Errors as for Release, plus
 // ErrValiditySpent.
 func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
 	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value}, ttl)
 }
 
@@ -90,6 +99,9 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
 // without such a key fails with ErrNotHeld.
 func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
 	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID()}, ttl)
 }
 

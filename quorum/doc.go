@@ -143,4 +143,17 @@
 //
 // Two configured nodes that report the same run_id are one server: the
 // second is never sent an operation and never votes.
+//
+// # Reserved keys
+//
+// Every key the engine keeps for itself starts with InternalPrefix: the
+// deployment markers, the max-TTL record, the fencing counters and their
+// set, the notes beside locks, the fair queues. Only the engine names them:
+// every operation that takes a caller's key (Acquire, Release, Read, the
+// hash and queue operations, Renew...) refuses one under the prefix with
+// ErrReserved before any node sees it. So a marker, record or counter a
+// health check or a fence reads was written by an engine, never by a
+// client round, not even on one node for the moment before its rollback
+// (TestRoundsRefuseReservedKeys; the proxy refuses such names first, with
+// a NOPERM reply).
 package quorum

@@ -39,6 +39,9 @@ func (h *HashTaken) Unwrap() error { return h.RoundError }
 // On failure the holds this round added are given back. A lock another owner
 // holds fails with a *HashTaken (errors.Is ErrTaken).
 func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey string) (Grant, error) {
+	if err := reservedKey(key, tokenKey); err != nil {
+		return Grant{}, err
+	}
 	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, Round: e.newRoundID()}, ttl)
 	if err != nil {
 		return Grant{}, err
@@ -156,6 +159,9 @@ const (
 // counts as released with absentReleased); ErrNoQuorum when fewer than Q
 // nodes that may vote answered. Nodes in restart quarantine do not vote.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
+	if err := reservedKey(key, latch); err != nil {
+		return 0, err
+	}
 	if err := e.checkTTL(ttl); err != nil {
 		return 0, err
 	}
@@ -240,6 +246,9 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 // ExtendHash sets the TTL of hash lock key to ttl (padded) on every node
 // where owner holds it, with Extend's rules.
 func (e *Engine) ExtendHash(ctx context.Context, key, owner string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
 	return e.extend(ctx, Op{Kind: OpHashExtend, Key: key, Value: owner}, ttl)
 }
 
@@ -248,6 +257,9 @@ func (e *Engine) ExtendHash(ctx context.Context, key, owner string, ttl time.Dur
 // whether a quorum has the field counts, not its value (hold counts may
 // differ between nodes).
 func (e *Engine) ReadField(ctx context.Context, key, field string, presence bool) (Entry, error) {
+	if err := reservedKey(key); err != nil {
+		return Entry{}, err
+	}
 	return e.read(ctx, Op{Kind: OpHashGet, Key: key, Value: field}, false, presence)
 }
 
@@ -257,6 +269,9 @@ func (e *Engine) ReadField(ctx context.Context, key, field string, presence bool
 // counts 0. It waits for every node; fewer than Q intact answers is
 // ErrNoQuorum, never a smaller value.
 func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
+	if err := reservedKey(key); err != nil {
+		return 0, err
+	}
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

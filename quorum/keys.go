@@ -1,6 +1,9 @@
 package quorum
 
-import "strings"
+import (
+	"errors"
+	"strings"
+)
 
 // Internal keys the engine keeps on every backend beside the locks. Clients
 // never see them: reads and scans through the engine skip them.
@@ -41,3 +44,21 @@ func MetaKey(key string) string { return metaPrefix + key }
 
 // IsInternal reports whether key is one the engine keeps for itself.
 func IsInternal(key string) bool { return strings.HasPrefix(key, InternalPrefix) }
+
+// ErrReserved: a caller named a key under InternalPrefix. Only the engine
+// chooses those keys (the markers, records and counters its health checks
+// and fencing believe); no operation takes one on a caller's word, so
+// nothing a client sends can write, read or delete them, not even on one
+// node for the moment before a rollback.
+var ErrReserved = errors.New("quorum: keys starting " + InternalPrefix + " are the engine's own")
+
+// reservedKey refuses the names a caller passed when one is internal ("":
+// none given).
+func reservedKey(keys ...string) error {
+	for _, k := range keys {
+		if IsInternal(k) {
+			return ErrReserved
+		}
+	}
+	return nil
+}

@@ -23,6 +23,9 @@ import (
 // already queued, leased for lease. A waiter queued already keeps its
 // place. ErrNoQuorum when too few counting nodes answered.
 func (e *Engine) Enqueue(ctx context.Context, key, waiter string, lease time.Duration) error {
+	if err := reservedKey(key); err != nil {
+		return err
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -55,6 +58,9 @@ func (e *Engine) Enqueue(ctx context.Context, key, waiter string, lease time.Dur
 // false when a quorum no longer has it (its lease ran out, or it was
 // purged): it must Enqueue again, at the back.
 func (e *Engine) QueueBeat(ctx context.Context, key, waiter string, lease time.Duration) (bool, error) {
+	if err := reservedKey(key); err != nil {
+		return false, err
+	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
@@ -74,5 +80,8 @@ func (e *Engine) QueueBeat(ctx context.Context, key, waiter string, lease time.D
 // them (at most a node timeout each). A node it misses purges the waiter
 // when its lease ends.
 func (e *Engine) Dequeue(key, waiter string) {
+	if reservedKey(key) != nil {
+		return
+	}
 	e.start(nil, Op{Kind: OpDequeue, Key: key, Value: waiter}, e.opts.NodeTimeout, false).drain()
 }

@@ -13,6 +13,9 @@ import (
 // TTL is only a lower bound: use Read for the TTL. When too many nodes fail
 // to answer to tell, it returns a *RoundError with Reason ErrNoQuorum.
 func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
+	if err := reservedKey(key); err != nil {
+		return Entry{}, err
+	}
 	return e.read(ctx, Op{Kind: OpRead, Key: key}, true, false)
 }
 
@@ -26,6 +29,9 @@ func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
 // window a client could have been given is over. A key without expiry reads
 // with a negative TTL.
 func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
+	if err := reservedKey(key); err != nil {
+		return Entry{}, err
+	}
 	return e.read(ctx, Op{Kind: OpRead, Key: key}, false, false)
 }
 

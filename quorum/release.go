@@ -10,6 +10,9 @@ import (
 // too few nodes answered to tell. Deletes still running when it returns
 // complete in the background.
 func (e *Engine) Release(ctx context.Context, key, value string) error {
+	if err := reservedKey(key); err != nil {
+		return err
+	}
 	_, err := e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value})
 	return err
 }
@@ -18,6 +21,9 @@ func (e *Engine) Release(ctx context.Context, key, value string) error {
 // it also reports whether a node that deleted it had waiters queued, whom
 // the caller should wake.
 func (e *Engine) ReleaseFair(ctx context.Context, key, value string) (waiters bool, err error) {
+	if err := reservedKey(key); err != nil {
+		return false, err
+	}
 	return e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value, Fair: true})
 }
 
@@ -42,6 +48,9 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 // whether key existed on a quorum. It waits for every node, and fails with
 // ErrNoQuorum when fewer than Q answered.
 func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
+	if err := reservedKey(key); err != nil {
+		return false, err
+	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}

@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"cmp"
 	"context"
 	"time"
 )
@@ -40,7 +41,7 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 	shortest := time.Duration(0)
 	padded := make([]Lease, len(leases))
 	for i, l := range leases {
-		if err := e.checkTTL(l.TTL); err != nil {
+		if err := cmp.Or(reservedKey(l.Key), e.checkTTL(l.TTL)); err != nil {
 			errs[i] = err
 			continue
 		}

@@ -21,6 +21,9 @@ import (
 // TokenOf reads key's lock by quorum with its fencing token, fixing one
 // for a lock that has none. Found is false when no value holds Q nodes.
 func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
+	if err := reservedKey(key); err != nil {
+		return Entry{}, err
+	}
 	start := time.Now()
 	v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
 	if err != nil || !v.Found || v.Token > 0 || v.Type != TypeString || v.TTL < 0 {
