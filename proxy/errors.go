@@ -65,7 +65,9 @@ func unknownSubcommand(sub []byte, cmd string) error {
 
 func unknownScript(sha string) error {
 	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises and never forwards "+
-		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
+		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl) "+
+		"with its reply convention (granted, and taken or not_held: what the script answers in each case), which is required: "+
+		"the proxy answers in it, and a reply of another shape can read to the client as a grant", sha))
 }
 
 // unknownCommand is Redis's text for an unknown command, which clients match

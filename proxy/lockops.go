@@ -150,21 +150,6 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration, intege
 	}
 }
 
-// acquireOne is a registered acquire script: 1 when acquired, 0 when taken.
-func (s *Server) acquireOne(c *request, key, value string, ttl time.Duration) {
-	start := time.Now()
-	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
-	s.track(c, kindAcquire, start, g, err)
-	switch {
-	case err == nil:
-		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrTaken):
-		c.wr.WriteInt(0)
-	default:
-		c.writeErr(err)
-	}
-}
-
 // ownerPTTL answers the remaining TTL in ms when value holds key on a
 // quorum, else -3 (bsm/redislock's pttl script).
 func (s *Server) ownerPTTL(c *request, key, value string) {

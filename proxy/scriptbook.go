@@ -30,7 +30,7 @@ const (
 	scriptAcquireAll                                   // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
 	scriptExtendAll                                    // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
 	scriptReleaseAll                                   // node-redlock: KEYS holding ARGV[1] deleted; how many
-	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; the operator's replies
 	scriptHashAcquire                                  // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
 	scriptFencedAcquire                                // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
 	scriptFencedTryAcquire                             // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
@@ -94,6 +94,8 @@ type spec struct {
 	ownerPerKey bool
 	// absentReleased: unlocking a missing lock answers 1 (Redisson 3.10.0-3.10.5).
 	absentReleased bool
+	// replies: an operator-registered script's reply convention (registered.go).
+	replies *convention
 }
 
 // layouts is each kind's spec as the clients' own scripts have it.

@@ -35,6 +35,10 @@ func (s *Server) runScript(c *request, sha string, sp *spec, rest [][]byte) {
 		c.writeErr(err)
 		return
 	}
+	if sp.replies != nil {
+		s.runRegistered(c, sp, o)
+		return
+	}
 	meanings[sp.kind](s, c, o)
 }
 
@@ -57,7 +61,6 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptAcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
 	scriptExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
 	scriptReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
-	scriptAcquire:          func(s *Server, c *request, o operands) { s.acquireOne(c, o.key, o.owner, o.ttl) },
 	scriptHashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
