@@ -21,36 +21,35 @@ import (
 // by (CLIENTS.md): KEYS the lock keys, ARGV[1] the value (token and
 // metadata), ARGV[2] the token's length, ARGV[3] the TTL in ms; +OK when
 // granted, nil when taken. The library reads any reply but nil as granted.
+// The proxy knows it now (TestBsmRedislockV10).
 const bsmV10Obtain = "eb0c00d98f6f33b4262419a509002884540f30be"
 
-// bsmV10ObtainStandIn is our own text for the EVAL a go-redis client falls
-// back to on NOSCRIPT, written from the documented behaviour (single key,
-// no re-obtain). It is not bsm's text and does not hash to bsmV10Obtain.
-const bsmV10ObtainStandIn = `return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[3]) and redis.status_reply("OK") or false`
+// inHouseObtain is an in-house script in bsm/redislock v0.10's convention
+// (our own text, written from its documented behaviour; one key, no
+// re-obtain): +OK when granted, nil when taken, and a client that reads any
+// reply but nil as granted. It is what an operator registers.
+var inHouseObtain = redis.NewScript(`return redis.call("set", KEYS[1], ARGV[1], "NX", "PX", ARGV[3]) and redis.status_reply("OK") or false`)
 
 // obtainAsBsmV10 sends what bsm/redislock v0.10 sends on the wire for one
-// key (EVALSHA, then EVAL on NOSCRIPT) and judges the reply as it does:
-// nil is "not obtained", any other reply "obtained".
+// key (go-redis's EVALSHA, then EVAL on NOSCRIPT) and judges the reply as
+// it does: nil is "not obtained", any other reply "obtained".
 func obtainAsBsmV10(ctx context.Context, c *redis.Client, key, token string, ttlMs int) (bool, error) {
-	args := []any{token, len(token), ttlMs}
-	err := c.EvalSha(ctx, bsmV10Obtain, []string{key}, args...).Err()
-	if err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-		err = c.Eval(ctx, bsmV10ObtainStandIn, []string{key}, args...).Err()
-	}
+	err := inHouseObtain.Run(ctx, c, []string{key}, token, len(token), ttlMs).Err()
 	if errors.Is(err, redis.Nil) {
 		return false, nil
 	}
 	return err == nil, err
 }
 
-// TestRegisteredAcquireGrantsOnce: bsm/redislock v0.10's obtain, registered
-// by an operator with its reply convention (OK when granted, nil when
-// taken), raced by 100 goroutines: exactly one obtains the lock. Before
-// reply conventions a registered acquire answered 0 when taken, which
-// bsm v0.10 reads as obtained: 100 of 100 won.
+// TestRegisteredAcquireGrantsOnce: an obtain script in bsm/redislock
+// v0.10's convention, registered by an operator with that convention (OK
+// when granted, nil when taken), raced by 100 goroutines: exactly one
+// obtains the lock. Before reply conventions a registered acquire answered
+// 0 when taken, which such a client reads as obtained: 100 of 100 won
+// (seen with bsm v0.10's own SHA1 registered, before the proxy knew it).
 func TestRegisteredAcquireGrantsOnce(t *testing.T) {
 	h := harness.New(t, 5, func(c *config.Config) {
-		c.Scripts = []config.Script{{SHA1: bsmV10Obtain, Meaning: "acquire", Key: 1, Owner: 1, TTL: 3, Granted: "OK", Taken: "nil"}}
+		c.Scripts = []config.Script{{SHA1: inHouseObtain.Hash(), Meaning: "acquire", Key: 1, Owner: 1, TTL: 3, Granted: "OK", Taken: "nil"}}
 	})
 	c := h.Client()
 	var (
@@ -89,18 +88,20 @@ func TestRegisteredAcquireGrantsOnce(t *testing.T) {
 // convention whose two replies are the same. A release may leave it out
 // (1/0). And a file that gives one loads.
 func TestRegisteredConventionRequired(t *testing.T) {
+	sha := inHouseObtain.Hash()
 	for _, tc := range []struct {
 		yaml, want string
 	}{
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, owner: 1, ttl: 3}", "needs its reply convention, granted and taken"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, ttl: 3, granted: OK}", "needs its reply convention, granted and taken"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: extend, granted: 1}", "needs its reply convention, granted and not_held"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, granted: 1, taken: 1}", "could not tell them apart"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, granted: OK, taken: none}", "not a reply this proxy can give"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, granted: OK, not_held: nil}", "not_held does not apply to meaning acquire"},
-		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, granted: OK, taken: nil}", ""},
-		{"{sha1: " + bsmV10Obtain + ", meaning: extend, granted: 1, not_held: 0}", ""},
-		{"{sha1: " + bsmV10Obtain + ", meaning: release}", ""},
+		{"{sha1: " + bsmV10Obtain + ", meaning: acquire, owner: 1, ttl: 3, granted: OK, taken: nil}", "knows already (obtain all keys): remove this entry"},
+		{"{sha1: " + sha + ", meaning: acquire, owner: 1, ttl: 3}", "needs its reply convention, granted and taken"},
+		{"{sha1: " + sha + ", meaning: acquire, ttl: 3, granted: OK}", "needs its reply convention, granted and taken"},
+		{"{sha1: " + sha + ", meaning: extend, granted: 1}", "needs its reply convention, granted and not_held"},
+		{"{sha1: " + sha + ", meaning: acquire, granted: 1, taken: 1}", "could not tell them apart"},
+		{"{sha1: " + sha + ", meaning: acquire, granted: OK, taken: none}", "not a reply this proxy can give"},
+		{"{sha1: " + sha + ", meaning: acquire, granted: OK, not_held: nil}", "not_held does not apply to meaning acquire"},
+		{"{sha1: " + sha + ", meaning: acquire, granted: OK, taken: nil}", ""},
+		{"{sha1: " + sha + ", meaning: extend, granted: 1, not_held: 0}", ""},
+		{"{sha1: " + sha + ", meaning: release}", ""},
 	} {
 		path := filepath.Join(t.TempDir(), "proxy.yaml")
 		if err := os.WriteFile(path, []byte("scripts:\n  - "+tc.yaml+"\n"), 0o600); err != nil {
@@ -124,7 +125,7 @@ func TestRegisteredConventionRequired(t *testing.T) {
 // is required.
 func TestUnknownScriptAsksForConvention(t *testing.T) {
 	h := harness.New(t, 3, nil)
-	err := h.Client().Eval(t.Context(), bsmV10ObtainStandIn, []string{"k"}, "tok", 3, 1000).Err()
+	err := inHouseObtain.Eval(t.Context(), h.Client(), []string{"k"}, "tok", 3, 1000).Err()
 	if err == nil || !strings.Contains(err.Error(), "ERR unknown script") || !strings.Contains(err.Error(), "reply convention") ||
 		!strings.Contains(err.Error(), "required") {
 		t.Fatalf("unknown script = %v; want the error to say a reply convention is required", err)

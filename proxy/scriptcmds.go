@@ -56,7 +56,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 		s.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
 	scriptExtendOrAcquire:  func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
-	scriptObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl, false) },
+	scriptObtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
 	scriptOwnerPTTL:        func(s *Server, c *request, o operands) { s.ownerPTTL(c, o.key, o.owner) },
 	scriptAcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
 	scriptExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
@@ -84,6 +84,10 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptSpringReleaseNotifyKey: springReleaseNotify,
 	scriptSpringRenew:            func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
 	scriptSpringDeleteNotify:     springDeleteNotify,
+	scriptBsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
+	scriptBsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
+	scriptBsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
+	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {
