@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
@@ -42,6 +43,21 @@ var (
 	errLockWriteOnly = respError("ERR redlock-proxy takes SET only as a lock command: SET key value NX PX <ms> (or EX <s>) to acquire, " +
 		"SET key value XX PX <ms> to overwrite a lock, SET key value IFEQ value PX <ms> to renew; plain SET, KEEPTTL and GET would bypass the lock protocol")
 )
+
+// ttlBeyond is a TTL in ms that Redis accepts but no time.Duration holds;
+// writeErr refuses it as over max_ttl, in the engine's words, naming
+// max_ttl's value.
+type ttlBeyond int64
+
+func (ms ttlBeyond) Error() string { return ms.Unwrap().Error() }
+
+func (ms ttlBeyond) Unwrap() error {
+	return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl", int64(ms)))
+}
+
+func (ms ttlBeyond) overMax(max time.Duration) error {
+	return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl %d ms", int64(ms), max.Milliseconds()))
+}
 
 func errInvalidExpire(cmd string) error {
 	return respError(fmt.Sprintf("ERR invalid expire time in '%s' command", cmd))
