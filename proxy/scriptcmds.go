@@ -78,7 +78,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	},
 	// Spring Integration's RedisLockRegistry answers Lua booleans: true is
 	// 1, false a nil reply.
-	scriptSpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl, true) },
+	scriptSpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl) },
 	scriptSpringRelease:          func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseNil) },
 	scriptSpringReleaseNotify:    springReleaseNotify,
 	scriptSpringReleaseNotifyKey: springReleaseNotify,
