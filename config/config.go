@@ -97,7 +97,7 @@ type User struct {
 // Script is an operator-registered lock script.
 type Script struct {
 	SHA1 string `yaml:"sha1"`
-	// Meaning is release (answers 1/0), extend (1/0) or acquire (1/0).
+	// Meaning is release, extend or acquire.
 	Meaning string `yaml:"meaning"`
 	// Key is the 1-based KEYS index of the lock key; 0 means 1.
 	Key int `yaml:"key"`
@@ -105,6 +105,20 @@ type Script struct {
 	Owner int `yaml:"owner"`
 	// TTL is the 1-based ARGV index of the TTL in ms (extend, acquire); 0 means 2.
 	TTL int `yaml:"ttl"`
+	// Granted, Taken (acquire) and NotHeld (extend, release) are the
+	// script's reply convention: what it answers when it acquired,
+	// extended or released, and when it did not. Each is OK, nil, an
+	// integer, true or false; the proxy answers in them. Required for
+	// acquire and extend; a release without them answers 1/0.
+	Granted string `yaml:"granted"`
+	Taken   string `yaml:"taken"`
+	NotHeld string `yaml:"not_held"`
+}
+
+// Proxy is the script as the proxy registers it.
+func (s Script) Proxy() proxy.Script {
+	return proxy.Script{SHA1: s.SHA1, Meaning: s.Meaning, Key: s.Key, Owner: s.Owner, TTL: s.TTL,
+		Granted: s.Granted, Taken: s.Taken, NotHeld: s.NotHeld}
 }
 
 // Backend is one Redis master.

@@ -76,7 +76,7 @@ func kindOf(goType string) string {
 
 // yamlKeys are every key a configuration file may use.
 func yamlKeys() []string {
-	keys := []string{"users", "scripts", "name", "password", "prefix", "admin", "addr", "tls", "sha1", "meaning", "key", "owner", "ttl"}
+	keys := []string{"users", "scripts", "name", "password", "prefix", "admin", "addr", "tls", "sha1", "meaning", "key", "owner", "ttl", "granted", "taken", "not_held"}
 	for _, s := range settings {
 		keys = append(keys, s.key)
 	}

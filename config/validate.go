@@ -79,8 +79,8 @@ func (c Config) Validate() error {
 		if _, err := hex.DecodeString(sc.SHA1); err != nil || len(sc.SHA1) != 40 {
 			bad(field, "sha1 %q is not 40 hex digits", sc.SHA1)
 		}
-		if sc.Meaning != "release" && sc.Meaning != "extend" && sc.Meaning != "acquire" {
-			bad(field, "meaning %q: want release, extend or acquire", sc.Meaning)
+		if problem := sc.Proxy().Problem(); problem != "" {
+			bad(field, "%s", problem)
 		}
 		if sc.Key < 0 || sc.Owner < 0 || sc.TTL < 0 {
 			bad(field, "positions are 1-based (0 for the default)")

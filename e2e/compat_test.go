@@ -238,9 +238,9 @@ func TestRegisteredScripts(t *testing.T) {
 
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.Scripts = []config.Script{
-			{SHA1: sha(renew), Meaning: "extend", Key: 1, Owner: 2, TTL: 1},
+			{SHA1: sha(renew), Meaning: "extend", Key: 1, Owner: 2, TTL: 1, Granted: "1", NotHeld: "0"},
 			{SHA1: sha(unlock), Meaning: "release", Key: 2, Owner: 1},
-			{SHA1: sha(acquire), Meaning: "acquire"},
+			{SHA1: sha(acquire), Meaning: "acquire", Granted: "1", Taken: "0"},
 		}
 	})
 	c, ctx := h.Client(), t.Context()

@@ -85,8 +85,18 @@ func expireTTL(opt, arg []byte, now time.Time) (time.Duration, error) {
 			return 0, errInvalidExpire("set")
 		}
 	}
-	if ms > math.MaxInt64/int64(time.Millisecond) {
-		return 0, errInvalidExpire("set")
+	return millis(ms, "set", now)
+}
+
+// millis is a positive TTL in ms as a Duration. One that Redis accepts but
+// no Duration holds (beyond ~292 years) is ttlBeyond, refused as over
+// max_ttl; one that overflows Redis's own clock is an invalid expire time.
+func millis(ms int64, cmd string, now time.Time) (time.Duration, error) {
+	switch {
+	case ms > math.MaxInt64-now.UnixMilli():
+		return 0, errInvalidExpire(cmd)
+	case ms > math.MaxInt64/int64(time.Millisecond):
+		return 0, ttlBeyond(ms)
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
@@ -113,10 +123,10 @@ func equalFold(b []byte, s string) bool {
 // command", as a script's own SET or PEXPIRE would.
 func parseMillis(arg []byte, cmd string) (time.Duration, error) {
 	ms, err := strconv.ParseInt(string(arg), 10, 64)
-	if err != nil || ms <= 0 || ms > int64(time.Duration(1<<62)/time.Millisecond) {
+	if err != nil || ms <= 0 {
 		return 0, errInvalidExpire(cmd)
 	}
-	return time.Duration(ms) * time.Millisecond, nil
+	return millis(ms, cmd, time.Now())
 }
 
 // splitScriptArgs splits EVAL's numkeys key... arg... as Redis does.

@@ -99,6 +99,10 @@ var knownSHAsOnly = map[string]scriptKind{
 	"20b5c3728736e2367b496c16390f9df56916a76f": scriptSpringDeleteNotify,     // Spring 5.5.7-6.1.2 pub/sub lock unlock (DEL)
 	"879e0f7b8d83c3266d4e996627438c05dbda0b89": scriptSpringRenew,            // Spring 6.4.0-7.1.x renew
 	"67256370c2d1c87e2250898075542b1a7fa5b917": scriptExtend,                 // ShedLock 6.7.0-7.9.0 update (compare-and-PEXPIRE, safeUpdate)
+	"eb0c00d98f6f33b4262419a509002884540f30be": scriptBsmObtain,              // bsm/redislock v0.10.0+ obtain (multi-key; ARGV value, token length, ms)
+	"5a22d7e8431313862816d4416b5e46dd70fc340d": scriptBsmRefresh,             // bsm/redislock v0.10.0+ refresh (ARGV value, ms)
+	"9470c810040e272ee6c579d8d4331aaf6332a7b1": scriptBsmRelease,             // bsm/redislock v0.10.0+ release (ARGV value)
+	"66e1084c2d842a7e8c271925aae90219fac4e129": scriptBsmPTTL,                // bsm/redislock v0.10.0+ pttl (ARGV value)
 }
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).

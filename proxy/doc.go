@@ -33,7 +33,9 @@
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)
-//	lockops.go, hashops.go, multikey.go, grants.go  the lock operations handlers share
+//	lockops.go, hashops.go, multikey.go, bsm.go, registered.go, grants.go
+//	               the lock operations handlers share (bsm.go: bsm/redislock's
+//	               scripts; registered.go: operators' scripts, in their reply convention)
 //	state.go, request.go, scriptbook.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), tables

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
@@ -43,6 +44,21 @@ var (
 		"SET key value XX PX <ms> to overwrite a lock, SET key value IFEQ value PX <ms> to renew; plain SET, KEEPTTL and GET would bypass the lock protocol")
 )
 
+// ttlBeyond is a TTL in ms that Redis accepts but no time.Duration holds;
+// writeErr refuses it as over max_ttl, in the engine's words, naming
+// max_ttl's value.
+type ttlBeyond int64
+
+func (ms ttlBeyond) Error() string { return ms.Unwrap().Error() }
+
+func (ms ttlBeyond) Unwrap() error {
+	return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl", int64(ms)))
+}
+
+func (ms ttlBeyond) overMax(max time.Duration) error {
+	return respError(fmt.Sprintf("ERR lock TTL %d ms exceeds max_ttl %d ms", int64(ms), max.Milliseconds()))
+}
+
 func errInvalidExpire(cmd string) error {
 	return respError(fmt.Sprintf("ERR invalid expire time in '%s' command", cmd))
 }
@@ -65,7 +81,9 @@ func unknownSubcommand(sub []byte, cmd string) error {
 
 func unknownScript(sha string) error {
 	return respError(fmt.Sprintf("ERR unknown script %s: redlock-proxy runs only lock scripts it recognises and never forwards "+
-		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl)", sha))
+		"one; an operator can register it under scripts: in the config (sha1, meaning: release|extend|acquire, key, owner, ttl) "+
+		"with its reply convention (granted, and taken or not_held: what the script answers in each case), which is required: "+
+		"the proxy answers in it, and a reply of another shape can read to the client as a grant", sha))
 }
 
 // unknownCommand is Redis's text for an unknown command, to the byte:

@@ -20,8 +20,9 @@ func (s *Server) commandNames() []string {
 }
 
 // cmdInfo: INFO [section...]. Sections: server, clients, persistence (with
-// loading:0, which ioredis waits for), replication (role:master), stats, and
-// redlock with each backend's state. "all", "everything" and "default" give all.
+// loading:0, which ioredis waits for), replication (role:master), stats,
+// cluster (cluster_enabled:0, which tools read) and redlock with each
+// backend's state. "all", "everything" and "default" give all.
 func (s *Server) cmdInfo(c *request, args [][]byte) {
 	want := map[string]bool{}
 	for _, a := range args[1:] {
@@ -37,6 +38,7 @@ func (s *Server) cmdInfo(c *request, args [][]byte) {
 		{"persistence", func() string { return "loading:0\r\nrdb_changes_since_last_save:0\r\naof_enabled:0\r\n" }},
 		{"replication", func() string { return "role:master\r\nconnected_slaves:0\r\n" }},
 		{"stats", s.infoStats},
+		{"cluster", func() string { return "cluster_enabled:0\r\n" }},
 		{"redlock", func() string { return s.infoRedlock(c.isAdmin()) }},
 	}
 	var b strings.Builder

@@ -128,10 +128,10 @@ func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Contex
 	}
 }
 
-// obtain is bsm/redislock's obtain: +OK when acquired, or when the caller
-// already holds the lock with this very value (its TTL is then renewed);
-// nil when another owner has it. With integer (Spring's obtain), yes is 1.
-func (s *Server) obtain(c *request, key, value string, ttl time.Duration, integer bool) {
+// obtain is Spring Integration's obtain: 1 when acquired, or when the
+// caller already holds the lock with this very value (its TTL is then
+// renewed); nil when another owner has it.
+func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
 	s.track(c, kindAcquire, start, g, err)
@@ -143,27 +143,10 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration, intege
 		}
 	}
 	switch {
-	case err == nil && integer:
-		c.wr.WriteInt(1)
 	case err == nil:
-		c.wr.WriteString("OK")
+		c.wr.WriteInt(1)
 	case errors.Is(err, quorum.ErrTaken), errors.Is(err, quorum.ErrNotHeld):
 		c.writeNull()
-	default:
-		c.writeErr(err)
-	}
-}
-
-// acquireOne is a registered acquire script: 1 when acquired, 0 when taken.
-func (s *Server) acquireOne(c *request, key, value string, ttl time.Duration) {
-	start := time.Now()
-	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
-	s.track(c, kindAcquire, start, g, err)
-	switch {
-	case err == nil:
-		c.wr.WriteInt(1)
-	case errors.Is(err, quorum.ErrTaken):
-		c.wr.WriteInt(0)
 	default:
 		c.writeErr(err)
 	}

@@ -89,16 +89,23 @@ func WithVersion(version, commit string) Option {
 	return func(o *options) { o.build = [2]string{version, commit} }
 }
 
-// Script is a lock script an operator registers by SHA1: what it means and
-// where its KEYS and ARGV hold the lock key, the owner value and the TTL.
-// The script text itself still never reaches a backend: the proxy runs the
-// meaning as quorum rounds.
+// Script is a lock script an operator registers by SHA1: what it means,
+// where its KEYS and ARGV hold the lock key, the owner value and the TTL,
+// and its reply convention, in which the proxy answers. The script text
+// itself still never reaches a backend: the proxy runs the meaning as
+// quorum rounds. A script with a Problem is not registered.
 type Script struct {
 	SHA1    string
-	Meaning string // "release" (1/0), "extend" (1/0) or "acquire" (1/0)
+	Meaning string // "release", "extend" or "acquire"
 	Key     int    // 1-based KEYS index of the lock key; 0: 1
 	Owner   int    // 1-based ARGV index of the owner value; 0: 1
 	TTL     int    // 1-based ARGV index of the TTL in ms (extend, acquire); 0: 2
+	// Granted is what the script answers when it acquired, extended or
+	// released; Taken (acquire) or NotHeld (extend, release) what it
+	// answers when it did not: OK, nil, an integer, true (1) or false
+	// (nil). Required for acquire and extend; a release without them
+	// answers 1/0.
+	Granted, Taken, NotHeld string
 }
 
 // User is a named client identity limited to keys under Prefix ("" for

@@ -3,6 +3,7 @@ package proxy
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -40,7 +41,13 @@ func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {
 // errors, integers, bulk strings, arrays) is the same in both.
 
 // writeErr writes err as one RESP error line (replyText).
-func (c *request) writeErr(err error) { c.wr.WriteError(replyText(err)) }
+func (c *request) writeErr(err error) {
+	var beyond ttlBeyond
+	if errors.As(err, &beyond) && c.s != nil {
+		err = beyond.overMax(c.s.engine.MaxTTL())
+	}
+	c.wr.WriteError(replyText(err))
+}
 
 // writeNull: RESP3's null, or RESP2's null bulk string.
 func (c *request) writeNull() {

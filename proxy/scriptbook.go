@@ -30,7 +30,7 @@ const (
 	scriptAcquireAll                                   // node-redlock: every KEY for ARGV[1], ARGV[2] ms, or none; #KEYS or 0
 	scriptExtendAll                                    // node-redlock: every KEY extended to ARGV[2] ms if all hold ARGV[1]; #KEYS or 0
 	scriptReleaseAll                                   // node-redlock: KEYS holding ARGV[1] deleted; how many
-	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; 1/0
+	scriptAcquire                                      // registered scripts: KEYS[1] for ARGV[1], ARGV[2] ms; the operator's replies
 	scriptHashAcquire                                  // Redisson RLock: KEYS[1] for owner ARGV[2], ARGV[1] lease ms, reentrant; nil or the holder's PTTL
 	scriptFencedAcquire                                // Redisson RFencedLock lock(): as scriptHashAcquire, counting tokens in KEYS[2]
 	scriptFencedTryAcquire                             // Redisson RFencedLock tryLock: {-1, token} or {pttl, -1}
@@ -44,6 +44,10 @@ const (
 	scriptSpringRenew                                  // Spring: compare-and-PEXPIRE, ARGV[2] ms; true/false
 	scriptSpringReleaseNotifyKey                       // Spring 6.4.8-6.5.x pub/sub: as scriptSpringReleaseNotify, the channel in KEYS[2]
 	scriptSpringDeleteNotify                           // Spring 5.5.7-6.1.2 pub/sub: KEYS[1] deleted whoever holds it (checked by GET before), published on ARGV[1]; true/false
+	scriptBsmObtain                                    // bsm/redislock v0.10: every KEY for ARGV[1] (or re-obtained, token ARGV[2] bytes long), ARGV[3] ms, or none; +OK or nil
+	scriptBsmRefresh                                   // bsm/redislock v0.10: every KEY extended to ARGV[2] ms if all hold ARGV[1]; +OK or nil
+	scriptBsmRelease                                   // bsm/redislock v0.10: every KEY released if all hold ARGV[1]; +OK or nil
+	scriptBsmPTTL                                      // bsm/redislock v0.10: the shortest PTTL if every KEY holds ARGV[1], else nil
 )
 
 func (k scriptKind) String() string {
@@ -56,7 +60,9 @@ func (k scriptKind) String() string {
 		scriptHashExtendAll: "reentrant extend of many keys", scriptForceUnlock: "force unlock",
 		scriptSpringObtain: "obtain (true/false)", scriptSpringRelease: "release (true/false)",
 		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
-		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)"}[k]
+		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)",
+		scriptBsmObtain: "obtain all keys", scriptBsmRefresh: "refresh all keys", scriptBsmRelease: "release all keys (OK/nil)",
+		scriptBsmPTTL: "owner's pttl of all keys"}[k]
 }
 
 // pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
@@ -94,6 +100,8 @@ type spec struct {
 	ownerPerKey bool
 	// absentReleased: unlocking a missing lock answers 1 (Redisson 3.10.0-3.10.5).
 	absentReleased bool
+	// replies: an operator-registered script's reply convention (registered.go).
+	replies *convention
 }
 
 // layouts is each kind's spec as the clients' own scripts have it.
@@ -122,6 +130,10 @@ var layouts = map[scriptKind]spec{
 	scriptSpringRenew:            {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
 	scriptSpringReleaseNotifyKey: {key: key(1), owner: arg(1), channel: key(2), message: key(1)},
 	scriptSpringDeleteNotify:     {key: key(1), channel: arg(1), message: key(1)},
+	scriptBsmObtain:              {key: key(1), owner: arg(1), ttl: arg(3), ttlCmd: "pexpire"},
+	scriptBsmRefresh:             {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
+	scriptBsmRelease:             {key: key(1), owner: arg(1)},
+	scriptBsmPTTL:                {key: key(1), owner: arg(1)},
 }
 
 // versionSpecs are the SHA1s whose layout differs from their kind's.

@@ -35,6 +35,10 @@ func (s *Server) runScript(c *request, sha string, sp *spec, rest [][]byte) {
 		c.writeErr(err)
 		return
 	}
+	if sp.replies != nil {
+		s.runRegistered(c, sp, o)
+		return
+	}
 	meanings[sp.kind](s, c, o)
 }
 
@@ -52,12 +56,11 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 		s.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
 	scriptExtendOrAcquire:  func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
-	scriptObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl, false) },
+	scriptObtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
 	scriptOwnerPTTL:        func(s *Server, c *request, o operands) { s.ownerPTTL(c, o.key, o.owner) },
 	scriptAcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
 	scriptExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
 	scriptReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
-	scriptAcquire:          func(s *Server, c *request, o operands) { s.acquireOne(c, o.key, o.owner, o.ttl) },
 	scriptHashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
@@ -75,12 +78,16 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	},
 	// Spring Integration's RedisLockRegistry answers Lua booleans: true is
 	// 1, false a nil reply.
-	scriptSpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl, true) },
+	scriptSpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl) },
 	scriptSpringRelease:          func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseNil) },
 	scriptSpringReleaseNotify:    springReleaseNotify,
 	scriptSpringReleaseNotifyKey: springReleaseNotify,
 	scriptSpringRenew:            func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
 	scriptSpringDeleteNotify:     springDeleteNotify,
+	scriptBsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
+	scriptBsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
+	scriptBsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
+	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {

@@ -108,7 +108,7 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 	}
 	scripts := make([]proxy.Script, len(cfg.Scripts))
 	for i, sc := range cfg.Scripts {
-		scripts[i] = proxy.Script{SHA1: sc.SHA1, Meaning: sc.Meaning, Key: sc.Key, Owner: sc.Owner, TTL: sc.TTL}
+		scripts[i] = sc.Proxy()
 	}
 	a.Server = proxy.New(engine,
 		proxy.WithUsers(users...),
