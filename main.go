@@ -32,6 +32,9 @@ func main() {
 			fmt.Fprintln(os.Stderr, "  "+line)
 		}
 		os.Exit(2)
+	case errors.Is(err, app.ErrBootstrap):
+		fmt.Fprintln(os.Stderr, "redlock-proxy "+err.Error()) // one reason per line, as written
+		os.Exit(1)
 	}
 	slog.New(slog.NewTextHandler(os.Stderr, nil)).Error("redlock-proxy stopped", "err", err)
 	os.Exit(1)

@@ -12,8 +12,12 @@ import (
 )
 
 // Run serves until SIGINT or SIGTERM, then shuts down within the grace
-// period; a second signal closes at once. Usage and logs go to out.
+// period; a second signal closes at once. Usage and logs go to out. With
+// the first argument "bootstrap" it runs Bootstrap instead.
 func Run(args []string, getenv func(string) string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "bootstrap" {
+		return Bootstrap(args[1:], getenv, out)
+	}
 	cfg, err := config.Load(args, getenv, out)
 	if err != nil {
 		return err
