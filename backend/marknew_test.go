@@ -1,0 +1,43 @@
+package backend
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// MarkNew marks and seeds a server no replica has seen, and refuses (changing
+// nothing) once it carries a marker or a max-TTL record. A per-key token
+// counter (Redisson's fenced lock) that a node does not have yet starts
+// from the seeded shared counter, not from 0: above the tokens given before
+// a total wipe.
+func TestMarkNewAndSeededCounters(t *testing.T) {
+	s := redistest.Start(t, 2)
+	n, seen := newNode(t, s[0]), newNode(t, s[1])
+	ctx := t.Context()
+	if _, err := seen.Record(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := seen.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 7000}); !errors.Is(err, quorum.ErrNotNew) {
+		t.Fatalf("MarkNew on a recorded server = %v; want ErrNotNew", err)
+	}
+	if n, _ := s[1].Client().Exists(ctx, quorum.IntactKey, quorum.TokenKey).Result(); n != 0 {
+		t.Fatalf("a refused MarkNew wrote %d keys", n)
+	}
+	if err := n.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 7000}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 9000}); !errors.Is(err, quorum.ErrNotNew) {
+		t.Fatalf("MarkNew twice = %v; want ErrNotNew", err)
+	}
+	if v, _ := s[0].Client().Get(ctx, quorum.TokenKey).Int64(); v != 7000 {
+		t.Fatalf("token counter = %d; want the seed 7000", v)
+	}
+	r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "h", Value: "o", TTL: time.Minute, Aux: "redisson_lock_token:{h}", Round: "g1"})
+	if !r.OK || r.Token != 7001 {
+		t.Fatalf("first fenced hash acquire = %+v; want its counter started from the seed: 7001", r)
+	}
+}
