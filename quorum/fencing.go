@@ -13,8 +13,9 @@ import (
 // or is new) is repaired: each counter is raised to the largest value among
 // enough intact other nodes that they share a node with every quorum a
 // token was raised on, and the node is then marked. When no node at all is
-// marked and a quorum is reachable, this is a new deployment: the nodes are
-// marked as they are. One repair runs at a time per engine; engines that
+// marked and a quorum is reachable, this is a new deployment or one wiped
+// whole: the nodes are marked with their token counter seeded from the
+// wall clock (CounterSeed; see doc.go). One repair runs at a time per engine; engines that
 // repair the same node at once do no harm (raises only go up).
 func (e *Engine) tendCounters(ctx context.Context) {
 	if !e.checkedAll.Load() || !e.repairing.TryLock() {
