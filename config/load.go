@@ -203,6 +203,7 @@ func PrintUsage(w io.Writer) {
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s\n    \t%s (default %s; env %s; yaml %s)\n", flagName(s.key), s.usage, format(s.field(&d)), envName(s.key), s.key)
 	}
+	fmt.Fprintf(w, "\nredlock-proxy bootstrap [flags]\n    \tmark the backends of a brand-new deployment once, so that replicas count them at once; refuses if any was marked before or seen by a replica (README, Restart quarantine)\n")
 	fmt.Fprintf(w, "\nredlock-proxy -probe URL\n    \tGET URL and exit 0 on 200 OK, else 1: the container image's health check (it has no curl)\n")
 }
 
