@@ -43,7 +43,7 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire:
 		if op.Aux != "" {
-			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.TokenKey}
+			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
 		}
 	case quorum.OpRaise:
 		if op.Aux != "" { // and note the token beside lock Aux

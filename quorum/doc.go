@@ -159,14 +159,16 @@
 // deployment is marked whole (Bootstrap, or tendCounters finding no marked
 // node), each node's shared counter (TokenKey) is raised to at least the
 // seed S = c*SeedPerMs, c the marking engine's wall clock in unix ms
-// (CounterSeed); a per-key counter a node does not have yet starts from
-// its shared counter (Redisson's fenced lock).
+// (CounterSeed). This covers the tokens of fenced string locks
+// (AcquireFenced, TokenOf). Per-key counters (Redisson's RFencedLock, whose
+// tokens match one Redis's: 1, 2, 3 ...) are not seeded and start again
+// after a total wipe.
 //
 // Let M be the largest counter on any node. Between seeds every counter
 // write is an INCR (each node's counter +1 per grant, so M +1 at most per
 // grant), a raise to a token (the largest of some counters, or one more on
-// an outbid: M +1 at most, once per grant or token fix), a repair or a
-// per-key counter's creation (copies of counters: M unchanged). So M grows
+// an outbid: M +1 at most, once per grant or token fix), or a repair
+// (copies of counters: M unchanged). So M grows
 // by at most 2 per fenced acquire round or token fix. Say the deployment
 // was last seeded at real time r0 with clock reading c0 (S0 = 1000*c0; 0
 // for one never seeded), and wiped at real time w. The nodes count again,

@@ -2,19 +2,13 @@
 -- Takes or re-enters the lock for owner ARGV[1] and sets its TTL to ARGV[2] ms.
 -- With KEYS[2] (a fencing token counter), a grant also increments it, lists it in
 -- the set of counters KEYS[3] so that a repair can find it, and notes its round
--- ARGV[3] as the counter's last writer in KEYS[4]. A counter this node does not have yet
--- starts from the shared token counter KEYS[5] (seeded from the wall clock when the
--- deployment was marked), so that a counter created after a total wipe starts above
--- the tokens given before it.
+-- ARGV[3] as the counter's last writer in KEYS[4].
 -- Returns {1, holds, token or 0} when held now, {0, pttl, 0} when another owner holds it.
 if redis.call("EXISTS", KEYS[1]) == 0 or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
   local n = redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
   redis.call("PEXPIRE", KEYS[1], ARGV[2])
   local token = 0
   if #KEYS > 2 then
-    if #KEYS > 4 and redis.call("EXISTS", KEYS[2]) == 0 then
-      redis.call("SET", KEYS[2], redis.call("GET", KEYS[5]) or "0")
-    end
     token = redis.call("INCR", KEYS[2])
     redis.call("SADD", KEYS[3], KEYS[2])
     redis.call("SET", KEYS[4], ARGV[3])
