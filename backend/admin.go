@@ -6,6 +6,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 	"strconv"
@@ -173,4 +174,17 @@ func (n *Node) Repair(ctx context.Context, runID string, counters map[string]int
 		}
 	}
 	return nil
+}
+
+// MarkNew implements quorum.Node: one script that checks and marks at once.
+func (n *Node) MarkNew(ctx context.Context, runID string, counters map[string]int64) error {
+	args := []any{runID}
+	for _, k := range slices.Sorted(maps.Keys(counters)) {
+		args = append(args, k, counters[k])
+	}
+	marked, err := markNewScript.Run(ctx, n.client, []string{quorum.IntactKey, quorum.MaxTTLKey, quorum.CountersKey}, args...).Int64()
+	if err == nil && marked != 1 {
+		err = fmt.Errorf("%w: a marker or a replica's max-TTL record appeared on it", quorum.ErrNotNew)
+	}
+	return err
 }

@@ -42,6 +42,8 @@ var (
 	repairLua string
 	//go:embed scripts/queue.lua
 	queueLua string
+	//go:embed scripts/marknew.lua
+	markNewLua string
 
 	acquireScript      = redis.NewScript(acquireLua)
 	queueScript        = redis.NewScript(queueLua)
@@ -60,4 +62,5 @@ var (
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = redis.NewScript(delLua)
 	repairScript       = redis.NewScript(repairLua)
+	markNewScript      = redis.NewScript(markNewLua)
 )

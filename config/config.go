@@ -37,12 +37,6 @@ type Config struct {
 	// write_timeout and idle_timeout, with their defaults and bounds
 	// (proxy.Limits).
 	proxy.Limits `yaml:",inline"`
-	// InitialClusterState is "new" to say the backends are a new deployment
-	// holding no locks: if every backend answers, carries no deployment
-	// marker and is younger than the quarantine window, they are marked and
-	// count at once instead of waiting out restart quarantine. "existing"
-	// (default) changes nothing.
-	InitialClusterState string `yaml:"initial_cluster_state"`
 	// TLSCert and TLSKey, when set, make the client listener speak TLS
 	// (PEM files). Default "" (plain TCP).
 	TLSCert string `yaml:"tls_cert"`
@@ -142,13 +136,12 @@ func (b Backend) Network() string {
 // Default returns the configuration used where nothing else is said.
 func Default() Config {
 	return Config{
-		Listen:              "127.0.0.1:6380",
-		Embedded:            5,
-		Settings:            quorum.DefaultSettings(),
-		InitialClusterState: "existing",
-		Limits:              proxy.DefaultLimits(),
-		ShutdownGrace:       10 * time.Second,
-		LogFormat:           "text",
+		Listen:        "127.0.0.1:6380",
+		Embedded:      5,
+		Settings:      quorum.DefaultSettings(),
+		Limits:        proxy.DefaultLimits(),
+		ShutdownGrace: 10 * time.Second,
+		LogFormat:     "text",
 	}
 }
 

@@ -32,7 +32,6 @@ var settings = []setting{
 	{"min_validity", "least time a client must have left when a lock is granted or extended", func(c *Config) any { return &c.MinValidity }},
 	{"max_ttl", "longest lock TTL a client may ask for", func(c *Config) any { return &c.MaxTTL }},
 	{"quarantine", "keep a backend that restarted (or is younger than max_ttl at start) out of acquire/extend quorums for max_ttl; false is UNSAFE", func(c *Config) any { return &c.Quarantine }},
-	{"initial_cluster_state", "new: the backends are a new, empty deployment (if none carries a marker and all are younger than max_ttl, they count at once); existing: keep restart quarantine", func(c *Config) any { return &c.InitialClusterState }},
 	{"health_interval", "how often each backend's run_id and reachability are checked", func(c *Config) any { return &c.HealthInterval }},
 	{"lock_delay", "a SET NX PX (or lock script) lock that expired unreleased stays unavailable this long; a released one is free at once; 0: off, as on one Redis", func(c *Config) any { return &c.LockDelay }},
 	{"native_lock_delay", "the same for LOCK.ACQUIRE's locks", func(c *Config) any { return &c.NativeLockDelay }},
@@ -75,7 +74,17 @@ func Load(args []string, getenv func(string) string, out io.Writer) (Config, err
 	for _, s := range settings {
 		fs.Func(flagName(s.key), s.usage, func(v string) error { flagged[s.key] = v; return nil })
 	}
+	var removedErr error
+	for key, why := range removed {
+		fs.Func(flagName(key), why, func(string) error { removedErr = removedError("-"+flagName(key), key); return nil })
+	}
 	if err := fs.Parse(args); err != nil {
+		return Config{}, err
+	}
+	if removedErr != nil {
+		return Config{}, removedErr
+	}
+	if err := removedInEnv(getenv); err != nil {
 		return Config{}, err
 	}
 	if fs.NArg() > 0 {
@@ -109,6 +118,9 @@ func (c *Config) loadFile(path string) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
+	}
+	if err := removedInYAML(path, data); err != nil {
+		return err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -192,6 +204,7 @@ func PrintUsage(w io.Writer) {
 	for _, s := range settings {
 		fmt.Fprintf(w, "  -%s\n    \t%s (default %s; env %s; yaml %s)\n", flagName(s.key), s.usage, format(s.field(&d)), envName(s.key), s.key)
 	}
+	fmt.Fprintf(w, "\nredlock-proxy bootstrap [flags]\n    \tmark the backends of a brand-new deployment once, so that replicas count them at once; refuses if any was marked before or seen by a replica (README, Restart quarantine)\n")
 	fmt.Fprintf(w, "\nredlock-proxy -probe URL\n    \tGET URL and exit 0 on 200 OK, else 1: the container image's health check (it has no curl)\n")
 	fmt.Fprintf(w, "redlock-proxy -version\n    \tprint the version and commit, then exit\n")
 }

@@ -103,9 +103,6 @@ func (c Config) Validate() error {
 			bad(f.field, "%q is not host:port: %v", f.addr, err)
 		}
 	}
-	if c.InitialClusterState != "new" && c.InitialClusterState != "existing" {
-		bad("initial_cluster_state", "%q: want new or existing", c.InitialClusterState)
-	}
 	return errors.Join(errs...)
 }
 

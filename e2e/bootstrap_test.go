@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -12,51 +13,51 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/internal/app"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // Issue 13: five freshly started redis-servers answered NOQUORUM
 // "quarantined: restarted recently" for ten minutes, with no remedy named.
 
-// With the operator's word that the deployment is new, fresh backends are
-// marked at start and locks work at once, safely: a replica started later
-// without the word counts them too (each carries its current run's marker).
+// After `redlock-proxy bootstrap`, fresh backends are marked and locks work
+// at once, safely: a replica started later counts them too (each carries
+// its current run's marker).
 func TestNewDeploymentLocksAtOnce(t *testing.T) {
-	h := harness.New(t, 5, func(c *config.Config) { c.Quarantine, c.InitialClusterState = true, "new" })
+	h := bootstrapped(t, 5, nil)
 	c, ctx := h.Client(), t.Context()
 	if ok, err := c.SetNX(ctx, "lock:first", "tok", 30*time.Second).Result(); !ok || err != nil {
 		t.Fatalf("first lock on a new deployment = %v, %v; want OK at once", ok, err)
 	}
-	h.Cfg.InitialClusterState = "existing"
 	_, addr := h.Serve()
 	if ok, err := replicaAt(t, addr).SetNX(ctx, "lock:second", "tok", 30*time.Second).Result(); !ok || err != nil {
 		t.Fatalf("a later replica on the marked backends = %v, %v; want OK", ok, err)
 	}
 }
 
-// Two replicas started together with the word "new" raced: the one that
-// checked the backends before the other marked them put them in their
-// uptime quarantine and kept them there for ten minutes, although each then
-// carried the marker of its current run (found by running Jedis through two
-// replicas started at once). A replica that sees a backend marked for its
-// current run counts it, whatever its age and whatever it saw first.
-func TestReplicaThatSawBackendsBeforeTheyWereMarkedCountsThem(t *testing.T) {
+// Bootstrap is for backends no replica has seen: once one runs (its max-TTL
+// record is on them), bootstrap refuses and marks nothing, and the running
+// replica keeps the quarantine it started until its own clock ends it. (It
+// used to end it on seeing the marker another replica's flag wrote: issue
+// 23 B1.)
+func TestBootstrapRefusesBackendsAReplicaHasSeen(t *testing.T) {
 	h := harness.New(t, 5, func(c *config.Config) { c.Quarantine = true })
 	early := h.Client()
 	if err := early.SetNX(t.Context(), "lock:early", "tok", 30*time.Second).Err(); err == nil || !strings.Contains(err.Error(), "quarantined") {
-		t.Fatalf("fresh backends, no word yet: %v; want quarantined", err)
+		t.Fatalf("fresh backends, no bootstrap: %v; want quarantined", err)
 	}
-	h.Cfg.InitialClusterState = "new"
-	_, addr := h.Serve() // marks every backend
-	if ok, err := replicaAt(t, addr).SetNX(t.Context(), "lock:new", "tok", 30*time.Second).Result(); !ok || err != nil {
-		t.Fatalf("the replica that marked them = %v, %v; want OK", ok, err)
+	recordedEverywhere(t, h)
+	err := app.BootstrapConfig(h.Cfg, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "a replica has already seen it") {
+		t.Fatalf("bootstrap beside a running replica = %v; want refused", err)
 	}
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if err = early.SetNX(t.Context(), "lock:early", "tok", 30*time.Second).Err(); err == nil {
-			return
+	for _, b := range h.Backend {
+		if n, _ := b.Client().Exists(t.Context(), quorum.IntactKey).Result(); n != 0 {
+			t.Fatalf("a refused bootstrap marked %s", b.Addr)
 		}
 	}
-	t.Fatalf("the replica that saw them unmarked still refuses 10s after they were marked: %v", err)
+	if err := early.SetNX(t.Context(), "lock:early", "tok", 30*time.Second).Err(); err == nil || !strings.Contains(err.Error(), "quarantined") {
+		t.Fatalf("after the refused bootstrap: %v; want still quarantined", err)
+	}
 }
 
 // Without it, fresh backends wait out the quarantine, and the reply says
@@ -64,7 +65,7 @@ func TestReplicaThatSawBackendsBeforeTheyWereMarkedCountsThem(t *testing.T) {
 func TestFreshBackendsSayWhyAndHowLong(t *testing.T) {
 	h := harness.New(t, 3, func(c *config.Config) { c.Quarantine = true })
 	_, err := h.Client().SetNX(t.Context(), "lock:q", "tok", 30*time.Second).Result()
-	for _, want := range []string{"NOQUORUM", "quarantined for 10m", "started", "initial_cluster_state: new"} {
+	for _, want := range []string{"NOQUORUM", "quarantined for 10m", "started", "redlock-proxy bootstrap"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("lock on fresh backends = %v; want it to say %q", err, want)
 		}
@@ -86,14 +87,11 @@ func TestFreshBackendsSayWhyAndHowLong(t *testing.T) {
 // that meets it for the first time: the others carry their markers, it does
 // not, so it is quarantined whatever its uptime.
 func TestUnmarkedBackendAmongMarkedIsQuarantined(t *testing.T) {
-	h := harness.New(t, 5, func(c *config.Config) {
-		c.Quarantine, c.InitialClusterState, c.MaxTTL = true, "new", 2*time.Second
-	})
+	h := bootstrapped(t, 5, func(c *config.Config) { c.MaxTTL = 2 * time.Second })
 	time.Sleep(2500 * time.Millisecond) // every backend is now older than the window
 	if err := h.Backend[0].Client().FlushAll(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	h.Cfg.InitialClusterState = "existing"
 	_, addr := h.Serve()
 	c := replicaAt(t, addr)
 	info := c.Info(t.Context(), "redlock").Val()

@@ -40,7 +40,7 @@ fencing tokens that went backwards after a restart (with SET NX PX locks whose t
 their first read on the same sequence). Their owners' holds go through the same checker, and
 any wrong answer (an unlock answer one Redis would not give, a token not larger than the last) fails the row.
 
-The last row covers the lock service's own features (e2e/safety_sessions_test.go). Owners on replica 1 take one
+The sessions row covers the lock service's own features (e2e/safety_sessions_test.go). Owners on replica 1 take one
 key with "LOCK.ACQUIRE ... WAIT 1000 SESSION" and hold it up to 2.5 s, past its 1.5 s TTL: their hold is
 [reply, release], so only the session renewals keep it theirs; an owner on replica 2 contends with plain
 LOCK.ACQUIRE; a backend restarts empty meanwhile. Then a session lock taken through replica 2 is left there
@@ -48,6 +48,13 @@ while replica 2 is paused (SIGSTOP) past its TTL: its holder, unaware, counts it
 may take it sooner than native_lock_delay (1 s here) after the pause began, and once replica 2 resumes the
 lock must stay its new owner's (a lost session is never renewed). Fencing tokens must increase throughout, and
 a session lock held on a live replica must never be found lost at its release.
+
+The last row is a total wipe (e2e/safety_wipe_test.go; focused test TestTokensIncreaseAcrossATotalWipe, which
+failed on the code before the fix with tokens starting again from the bottom): every backend is killed at once and
+restarted empty while the load's owners hold locks, and nobody runs a bootstrap. Both replicas must refuse until
+the quarantine window has passed since the backends started (no overlap), and LOCK.ACQUIRE's tokens through both
+replicas after the wipe must be larger than every token before it: the counters are re-seeded from the clock
+(quorum/doc.go, "Fencing tokens after a total wipe").
 Clocks are emulated by cutting one backend's TTLs, because libfaketime does not work with Debian's redis-server.
 `
 	if err := os.WriteFile("SAFETY.md", []byte(report), 0o644); err != nil {

@@ -135,6 +135,9 @@ func scenarios() []scenario {
 			quarantine: true, expect: "no overlap: renewals keep session locks, the paused replica's lock is free only after its delay and is not renewed after; tokens increase",
 			fault: sessionsAcrossFaults, check: safeButLateAndClean,
 			mutate: func(c *config.Config) { c.NativeLockDelay = time.Second }},
+		{name: "every backend killed and restarted empty at once (a power loss) while locks are held; LOCK.ACQUIRE through both replicas before and after", quarantine: true,
+			expect: "no overlap: no backend counts until the window has passed; tokens after the wipe above those before (no bootstrap run)",
+			fault:  totalWipe, check: safeAndClean},
 	}
 }
 

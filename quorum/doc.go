@@ -65,15 +65,38 @@
 // locks and records across a restart and is not quarantined.
 //
 // Deployment markers (IntactKey) name the run_id they were written on, and
-// are written only on a node that votes. A node whose marker names its
+// are written only on a node that votes (or by Bootstrap). A node whose marker names its
 // current run has been up without a break since it was marked, so it holds
 // every lock granted since: it counts whatever its age. A node without such
 // a marker while Q others carry theirs lost its state (restarted, replaced
 // by an empty server, flushed): it waits the window from first sight,
-// whatever its uptime. With no markers anywhere the uptime rule applies,
-// unless the operator says the deployment is new (WithNewDeployment): then,
-// if every node answers, unmarked and younger than the window, all are
-// marked at once.
+// whatever its uptime. With no markers anywhere the uptime rule applies.
+//
+// A quarantine an engine started ends only by that engine's clock
+// (TestQuarantineEndsOnlyByOwnClock; e2e
+// TestBootstrapNeverEndsAnotherReplicasQuarantine): a marker that appears
+// later on a node it saw restart, or saw young, proves nothing to it, as it
+// cannot tell who wrote the marker or whether the writer saw the restart.
+// Only at first sight does a marker of the node's current run exempt it;
+// engines write one only on a node that counts for them, so after its
+// window from their own sight of its start.
+//
+// # Bootstrap
+//
+// Bootstrapping a new deployment is a deliberate one-time act (Bootstrap,
+// the subcommand redlock-proxy bootstrap), never a setting left on. It
+// marks every node, with its token counter seeded (below), only if every
+// node answers, is a distinct server, carries no marker (a deployment
+// marked once is never bootstrapped again, so an unmarked node among
+// marked ones is always a restarted one), carries no max-TTL record (every
+// engine writes one on each run of a node before that node votes for it:
+// a record means an engine has seen this run and may have granted on it)
+// and is younger than the window; each node is marked by one script that
+// checks marker and record again, so an engine that meets a node between
+// the check and the mark makes the mark refuse. If an engine met a node
+// before it was marked, that engine keeps the quarantine it started
+// (above). TestBootstrapIsAOneTimeAct; e2e
+// TestBootstrapRefusesAfterATotalRestart.
 //
 // # Lock-delay
 //
@@ -125,8 +148,44 @@
 // each counter is raised to the largest value among N-Q+1 intact other
 // nodes, and only then marked. With fewer intact nodes answering, no token
 // is given (ErrNoQuorum), never a smaller one. When no node at all is marked
-// and a quorum answers, the deployment is new and the nodes are marked as
-// they are (a majority wiped at once is outside the model).
+// and a quorum answers, every one of them counting (out of quarantine by
+// the uptime rule), the deployment is new or was wiped whole: the nodes are
+// marked with their shared counter seeded, as Bootstrap does.
+//
+// # Fencing tokens after a total wipe
+//
+// A wipe of every node (a power loss) loses every counter; no engine keeps
+// them. Tokens still increase across it, within a stated bound. Whenever a
+// deployment is marked whole (Bootstrap, or tendCounters finding no marked
+// node), each node's shared counter (TokenKey) is raised to at least the
+// seed S = c*SeedPerMs, c the marking engine's wall clock in unix ms
+// (CounterSeed). This covers the tokens of fenced string locks
+// (AcquireFenced, TokenOf). Per-key counters (Redisson's RFencedLock, whose
+// tokens match one Redis's: 1, 2, 3 ...) are not seeded and start again
+// after a total wipe.
+//
+// Let M be the largest counter on any node. Between seeds every counter
+// write is an INCR (each node's counter +1 per grant, so M +1 at most per
+// grant), a raise to a token (the largest of some counters, or one more on
+// an outbid: M +1 at most, once per grant or token fix), or a repair
+// (copies of counters: M unchanged). So M grows
+// by at most 2 per fenced acquire round or token fix. Say the deployment
+// was last seeded at real time r0 with clock reading c0 (S0 = 1000*c0; 0
+// for one never seeded), and wiped at real time w. The nodes count again,
+// and so are re-marked, only after the quarantine window W since they
+// started (the uptime rule, whatever an engine saw): the new seed is taken
+// at r1 >= w + W with reading c1. Every token before the wipe is at most
+// S0 + 2G, G the rounds between r0 and w; every token after is above
+// 1000*c1. With G < 500*(w - r0) (fewer than 500 fenced rounds per ms on
+// average since the last seed) and the clock error of the re-seeding
+// engine behind that of the earlier seeder by at most W (c1 - r1 >= c0 -
+// r0 - W), 1000*c1 >= 1000*(c0 + w - r0) > S0 + 2G: every token after the
+// wipe is larger than every token before it. (A re-seed sooner than W
+// after the wipe, by a bootstrap the operator should not have run or with
+// quarantine off, needs a clock that has not gone back at all.) Tokens stay
+// below 2^53 (exact
+// in JavaScript numbers) until the year 2255. TestWipedDeploymentIsSeededFromTheClock;
+// e2e TestTokensIncreaseAcrossATotalWipe.
 //
 // # Reentrant hold counts
 //

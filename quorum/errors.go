@@ -178,7 +178,7 @@ func (e *RoundError) Detail() string {
 	if e.NodeErrs != nil && len(e.NodeErrs.Errors) > 0 {
 		s += ": " + e.NodeErrs.Error()
 		if strings.Contains(s, "within the quarantine window") {
-			s += " (backends of a new, empty deployment: set initial_cluster_state: new; see README, Restart quarantine)"
+			s += " (backends of a brand-new deployment, never used: run `redlock-proxy bootstrap` once before the replicas; see README, Restart quarantine)"
 		}
 	}
 	return s

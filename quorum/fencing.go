@@ -13,8 +13,9 @@ import (
 // or is new) is repaired: each counter is raised to the largest value among
 // enough intact other nodes that they share a node with every quorum a
 // token was raised on, and the node is then marked. When no node at all is
-// marked and a quorum is reachable, this is a new deployment: the nodes are
-// marked as they are. One repair runs at a time per engine; engines that
+// marked and a quorum is reachable, this is a new deployment or one wiped
+// whole: the nodes are marked with their token counter seeded from the
+// wall clock (CounterSeed; see doc.go). One repair runs at a time per engine; engines that
 // repair the same node at once do no harm (raises only go up).
 func (e *Engine) tendCounters(ctx context.Context) {
 	if !e.checkedAll.Load() || !e.repairing.TryLock() {
@@ -50,9 +51,13 @@ func (e *Engine) tendCounters(ctx context.Context) {
 		if len(up) < e.quorum || waiting > 0 {
 			return
 		}
-		e.opts.logger.Info("no backend carries a deployment marker: marking them as a new deployment (fencing counters start at 0)", "backends", len(unmarked))
+		// They may be a deployment wiped whole (all restarted empty):
+		// its counters start from the wall clock, above every token
+		// given before the wipe (see doc.go).
+		seed := CounterSeed(time.Now())
+		e.opts.logger.Warn("no backend carries a deployment marker (a new deployment, or every backend lost its data): marking them, fencing counters seeded from the clock", "backends", len(unmarked), "seed", seed)
 		for _, i := range unmarked {
-			e.repair(ctx, i, nil)
+			e.repair(ctx, i, map[string]int64{TokenKey: seed})
 		}
 		return
 	}
@@ -114,62 +119,6 @@ func (e *Engine) unrepaired() *multierror.Error {
 		}
 	}
 	return errs
-}
-
-// bootstrap marks every backend of a new deployment at once, on the
-// operator's word (WithNewDeployment) that they hold no locks: they then
-// count without waiting out the quarantine window. It refuses, and says why,
-// unless every configured backend answered, none carries the marker of an
-// earlier run (that would be an existing deployment), and every one is
-// younger than the window (an older one may hold locks). Backends already
-// marked for their current run are left as they are: another replica with
-// the same word got there first.
-func (e *Engine) bootstrap(ctx context.Context) {
-	if e.allIntact() {
-		e.opts.logger.Info("initial_cluster_state=new: every backend already carries its current run's deployment marker; nothing to mark")
-		return
-	}
-	window := e.QuarantineWindow()
-	var unmarked []int
-	for i, h := range e.health {
-		h.mu.Lock()
-		up, known, marked, intact := h.up, h.known, h.marked, h.intact
-		young := time.Since(h.started) < window
-		h.mu.Unlock()
-		why := ""
-		switch {
-		case !up || !known:
-			why = "it did not answer"
-		case marked && !intact:
-			why = "it carries the deployment marker of an earlier run: this is an existing deployment"
-		case !young:
-			why = "it has been up longer than the quarantine window " + window.String() + ", so it may hold locks"
-		case intact:
-			continue // young and marked for this run: another replica bootstrapping the same deployment
-		}
-		if why != "" {
-			e.opts.logger.Warn("initial_cluster_state=new not applied: backends keep their restart quarantine", "node", e.nodes[i].Addr(), "reason", why)
-			return
-		}
-		unmarked = append(unmarked, i)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*e.opts.NodeTimeout)
-	defer cancel()
-	for _, i := range unmarked {
-		h := e.health[i]
-		h.mu.Lock()
-		runID := h.runID
-		h.mu.Unlock()
-		if err := e.nodes[i].Repair(ctx, runID, nil); err != nil {
-			e.opts.logger.Warn("initial_cluster_state=new: marking a backend failed; it keeps its restart quarantine", "node", e.nodes[i].Addr(), "err", err)
-			continue
-		}
-		h.mu.Lock()
-		h.intact, h.marked, h.since = true, true, time.Time{}
-		h.mu.Unlock()
-	}
-	e.opts.logger.Warn("initial_cluster_state=new: marked the backends of a new deployment; they count at once, without restart quarantine",
-		"marked", len(unmarked), "already_marked", len(e.nodes)-len(unmarked))
 }
 
 // fence gives a fenced grant its token. The token starts as the largest

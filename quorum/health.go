@@ -34,8 +34,12 @@ type health struct {
 }
 
 // observe records a node's identity as of now. The first sight of a backend
-// starts its quarantine at its start time, a new run_id at now, unless the
-// backend fsyncs every write. It returns what changed, for the log, or "".
+// starts its quarantine at its start time (none when it carries its current
+// run's marker), a new run_id at now, unless the backend fsyncs every
+// write. A quarantine once started ends only by this engine's clock: a
+// marker that appears later (another replica's, or any write) never ends
+// it, as this engine cannot tell who wrote it or whether that writer saw
+// the restart. It returns what changed, for the log, or "".
 func (h *health) observe(info NodeInfo, now time.Time) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -53,12 +57,6 @@ func (h *health) observe(info NodeInfo, now time.Time) string {
 		event = "backend restarted; quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
 		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
-	case info.Intact && !h.intact && !h.since.IsZero():
-		// Marked for this run since we first saw it (by a replica that let it
-		// vote, or one bootstrapping a new deployment): up without a break
-		// since, it holds every lock granted since, whatever its age. The
-		// voting log says it counts now.
-		h.since = time.Time{}
 	}
 	h.known, h.runID, h.persistent, h.intact, h.marked = true, info.RunID, info.Persistent, info.Intact, info.Marked
 	h.started = now.Add(-info.Uptime)

@@ -25,9 +25,6 @@ func (e *Engine) watchHealth(ctx context.Context) {
 	}
 	first.Wait()
 	e.checkedAll.Store(true)
-	if e.opts.newDeployment && e.opts.Quarantine {
-		e.bootstrap(ctx)
-	}
 	e.tendCounters(ctx)
 	for i := range e.nodes {
 		e.noteVoting(i)

@@ -40,6 +40,11 @@ type Node interface {
 	// marks the backend intact for its run runID (NodeInfo.Intact). Off the
 	// lock path.
 	Repair(ctx context.Context, runID string, counters map[string]int64) error
+	// MarkNew marks a backend of a new deployment for its run runID and
+	// raises each counter to at least its value in counters (Bootstrap), in
+	// one step and only where it carries no marker and no max-TTL record;
+	// else it changes nothing and reports ErrNotNew. Off the lock path.
+	MarkNew(ctx context.Context, runID string, counters map[string]int64) error
 	// Close stops the node; operations still queued fail.
 	Close() error
 }

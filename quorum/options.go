@@ -11,10 +11,9 @@ type Option func(*options)
 
 type options struct {
 	Settings
-	observer      func(addr string, d time.Duration, err error)
-	logValues     bool
-	newDeployment bool
-	logger        *slog.Logger
+	observer  func(addr string, d time.Duration, err error)
+	logValues bool
+	logger    *slog.Logger
 }
 
 func defaultOptions() options {
@@ -67,14 +66,6 @@ func WithObserver(f func(addr string, d time.Duration, err error)) Option {
 // WithLogValues lets log lines name lock keys and owner values. Default
 // false: owner values can be secrets.
 func WithLogValues(on bool) Option { return func(o *options) { o.logValues = on } }
-
-// WithNewDeployment is the operator's word that the backends are new and
-// hold no locks (etcd's initial-cluster-state=new): when every backend
-// answers, carries no deployment marker and is younger than the quarantine
-// window, the engine marks them all at start and they count at once instead
-// of waiting out restart quarantine. Otherwise it changes nothing, and logs
-// why. Default false.
-func WithNewDeployment(on bool) Option { return func(o *options) { o.newDeployment = on } }
 
 // WithSettings replaces every setting at once (the proxy's configuration
 // carries a whole Settings).

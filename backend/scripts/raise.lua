@@ -24,7 +24,11 @@ if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
   if note and ttl > 0 then
     local round, pad, token = string.match(note, "^(%S*) (%d+) ?(%d*)$")
     if round == ARGV[2] then
-      local t = math.max(tonumber(token) or 0, tonumber(ARGV[1]))
+      -- the larger as its own digits: Lua writes a number above 1e14 as 1.2e+15
+      local t = ARGV[1]
+      if (tonumber(token) or 0) > tonumber(ARGV[1]) then
+        t = token
+      end
       redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. t, "PX", ttl)
       noted = 1
     end

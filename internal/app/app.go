@@ -58,17 +58,7 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 	nodes := make([]quorum.Node, len(backends))
 	links := make([]wake.Link, len(backends))
 	for i, b := range backends {
-		opt := &redis.Options{
-			Network:  b.Network(),
-			Addr:     b.Addr,
-			Username: b.Username,
-			Password: b.Password,
-			Protocol: 2,
-			PoolSize: 64,
-		}
-		if b.TLS {
-			opt.TLSConfig = backendTLS.Clone()
-		}
+		opt := backendOptions(b, backendTLS)
 		node := backend.NewNode(opt)
 		if a.embedded != nil {
 			// miniredis reports no run_id; these servers start empty with this process.
@@ -82,7 +72,6 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 	a.Metrics = proxy.NewMetrics()
 	engine, err := quorum.New(nodes,
 		quorum.WithSettings(settings),
-		quorum.WithNewDeployment(cfg.InitialClusterState == "new"),
 		quorum.WithHealthInterval(cfg.HealthInterval),
 		quorum.WithObserver(a.Metrics.ObserveBackend),
 		quorum.WithLogValues(cfg.LogValues),
@@ -162,4 +151,20 @@ func (l redisLog) Printf(_ context.Context, format string, v ...any) {
 	// DEBUG: what it reports (a failed dial, say) reaches the log as the
 	// engine's own "backend down" line, once, not at every retry.
 	l.logger.Debug(strings.TrimPrefix(fmt.Sprintf(format, v...), "redis: "), "source", "go-redis")
+}
+
+// backendOptions is how the proxy connects to backend b.
+func backendOptions(b config.Backend, backendTLS *tls.Config) *redis.Options {
+	opt := &redis.Options{
+		Network:  b.Network(),
+		Addr:     b.Addr,
+		Username: b.Username,
+		Password: b.Password,
+		Protocol: 2,
+		PoolSize: 64,
+	}
+	if b.TLS {
+		opt.TLSConfig = backendTLS.Clone()
+	}
+	return opt
 }

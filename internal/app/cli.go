@@ -54,6 +54,9 @@ func Main(args, environ []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "  "+line)
 		}
 		return 2
+	case errors.Is(err, ErrBootstrap):
+		fmt.Fprintln(stderr, "redlock-proxy "+err.Error()) // one reason per line, as written
+		return 1
 	}
 	slog.New(slog.NewTextHandler(stderr, nil)).Error("redlock-proxy stopped", "err", err)
 	return 1

@@ -16,8 +16,12 @@ import (
 // Redis does (a closed terminal or a service manager's reload must not stop
 // the lock service): the configuration is read at start only. The client
 // listener is bound before any backend is dialled, so an address in use
-// fails at once. Usage and logs go to out.
+// fails at once. Usage and logs go to out. With the first argument
+// "bootstrap" it runs Bootstrap instead.
 func Run(args []string, getenv func(string) string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "bootstrap" {
+		return Bootstrap(args[1:], getenv, out)
+	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP) // from the start: its default action is to exit
 	defer signal.Stop(hup)
