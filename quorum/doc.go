@@ -98,8 +98,14 @@
 // lock-delay. A restore is like a SET NX of the holder's own lock: it
 // takes a free node, which no other owner's grant can then count. It does
 // not count toward the renewal that made it, only toward later renewals
-// that find the lock held there with its window open, so a renewal still
-// succeeds only on Q nodes that held the lock from before it was sent.
+// that find the lock held there with its window open. The restore lands
+// while the renewal that carries it is out, within the lock's window,
+// when a quorum holds it, so no other owner can hold it meanwhile. Not
+// covered: a restore that a stalled node runs after its round's deadline
+// and past the lock's window, then counted by a later renewal; another
+// owner could have held that node in between only with a TTL shorter than
+// the node timeout, on a quorum that excludes every node that kept the
+// lock.
 // A release must not race a renewal that could restore what it deleted:
 // the proxy releases a session lock only after the renewal round out has
 // ended (e2e TestSessionRenewalRestoresALostBackend).
