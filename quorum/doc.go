@@ -156,8 +156,9 @@
 // Q holders fixed it: two sets of Q share a node, so at most one token
 // ever is. A reader answers that token, drawn by it or another, only if it
 // saw Q holders fix it before the lock can expire on one of its holders,
-// and otherwise refuses (ErrNoQuorum, ErrValiditySpent); a read answers a
-// fixed token only once Q holders agree on it. Each of those holders had
+// and otherwise refuses (ErrNoQuorum, ErrValiditySpent); a later read
+// answers a fixed token only once Q holders agree on it, and only if it
+// saw them before the lock can expire on one of them, as a fixer must. Each of those holders had
 // its counter raised to the token in the script that fixed it, and a later
 // owner is granted only after that moment on a quorum that shares one of
 // them, so its token is larger (TestFirstTokenSplitAnswersTheQuorumsToken;

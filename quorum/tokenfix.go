@@ -37,6 +37,9 @@ import (
 func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
 	start := time.Now()
 	v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
+	if err == nil && v.Token > 0 && v.Note == NoteFixed {
+		return v, e.fixedInTime(v, start)
+	}
 	if err != nil || !v.Found || v.Token > 0 || v.Note == NoteFenced || v.Type != TypeString || v.TTL < 0 {
 		return v, err
 	}
@@ -48,8 +51,12 @@ func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
 		return Entry{}, err
 	}
 	defer unlock()
+	readAgain := time.Now()
 	if again, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false); err != nil || again.Token > 0 ||
 		again.Note == NoteFenced || !again.Found || again.Value != v.Value {
+		if err == nil && again.Token > 0 && again.Note == NoteFixed {
+			err = e.fixedInTime(again, readAgain)
+		}
 		return again, err // fixed meanwhile, or gone
 	}
 	token, err := e.fixToken(v, key, expires)
@@ -58,6 +65,17 @@ func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
 	}
 	v.Token, v.Note = token, NoteFixed
 	return v, nil
+}
+
+// fixedInTime vouches for a fixed token a read found on Q holders (read
+// from start): only if the read ended while Q holders still held the lock
+// (v.TTL, the Q-th longest less drift, from start). The fixes it saw then
+// landed before any later owner could be granted, as a fixer's must.
+func (e *Engine) fixedInTime(v Entry, start time.Time) error {
+	if time.Now().Before(start.Add(v.TTL)) {
+		return nil
+	}
+	return &RoundError{Op: RoundFence, Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: time.Since(start)}
 }
 
 // fixToken proposes a token for lock v of key and answers the one Q
