@@ -23,9 +23,9 @@ func keysOf(op quorum.Op) []string {
 			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux),
 				quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
 		case op.Aux != "": // fenced
-			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
+			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
 		}
-		return []string{op.Key, quorum.MetaKey(op.Key)}
+		return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key)} // refused while waiters queue
 	case quorum.OpDelIfEq:
 		if op.Fair { // and tell whether waiters are queued
 			return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
@@ -41,11 +41,12 @@ func keysOf(op quorum.Op) []string {
 		return keys
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
-	case quorum.OpHashAcquire:
+	case quorum.OpHashAcquire: // refused while waiters queue
 		if op.Aux != "" {
-			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux)}
+			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
 		}
-	case quorum.OpRaise:
+		return []string{op.Key, quorum.QueueKey(op.Key)}
+	case quorum.OpRaise, quorum.OpFixToken:
 		if op.Aux != "" { // and note the token beside lock Aux
 			return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key), op.Aux, quorum.MetaKey(op.Aux)}
 		}
@@ -87,11 +88,11 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpPExpireIfEq:
 		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
 	case quorum.OpRenew:
-		args := make([]any, 0, 3*len(*op.Leases))
+		args := make([]any, 0, 3*len(*op.Leases)+1)
 		for _, l := range *op.Leases {
 			args = append(args, l.Value, ms(l.TTL), ms(l.Pad))
 		}
-		return script(pexpireIfEqScript, args...)
+		return script(pexpireIfEqScript, append(args, "restore")...)
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:
@@ -116,6 +117,8 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		return script(hashGetScript, op.Value)
 	case quorum.OpRaise:
 		return script(raiseScript, op.N, op.Round, op.Value)
+	case quorum.OpFixToken:
+		return script(raiseScript, op.N, op.Round, op.Value, "fix")
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
@@ -140,11 +143,11 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 			return quorum.Reply{Err: err}
 		}
 		return hashReleaseReply(cmd.(*redis.Cmd).Val())
-	case quorum.OpRaise:
+	case quorum.OpRaise, quorum.OpFixToken:
 		if err != nil {
 			return quorum.Reply{Err: err}
 		}
-		return raiseReply(cmd.(*redis.Cmd).Val())
+		return raiseReply(op.Kind, cmd.(*redis.Cmd).Val())
 	case quorum.OpPExpireIfEq, quorum.OpRenew:
 		if err != nil {
 			return quorum.Reply{Err: err}

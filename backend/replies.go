@@ -43,19 +43,23 @@ func hashReleaseReply(val any) quorum.Reply {
 	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1]}
 }
 
-// raiseReply reads the {counter before, own, noted} reply of the raise script.
-func raiseReply(val any) quorum.Reply {
+// raiseReply reads the {counter before, own, noted} reply of the raise
+// script; for an OpFixToken, noted is the token fixed beside the lock.
+func raiseReply(kind quorum.OpKind, val any) quorum.Reply {
 	v, err := ints("raise", val, 3)
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
+	if kind == quorum.OpFixToken {
+		return quorum.Reply{OK: true, N: v[0], Own: v[1] == 1, Noted: v[2] > 0, Token: v[2]}
+	}
 	return quorum.Reply{OK: true, N: v[0], Own: v[1] == 1, Noted: v[2] == 1}
 }
 
-// entryOf reads the {value, pttl[, type]} reply of a read script.
+// entryOf reads the {value, pttl[, type[, token, round, note kind]]} reply of a read script.
 func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || len(res) > 5 {
+	if !ok || len(res) < 2 || len(res) > 6 {
 		return quorum.Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
@@ -67,8 +71,12 @@ func entryOf(val any) (quorum.Entry, error) {
 	if len(res) >= 4 {
 		e.Token, _ = res[3].(int64)
 	}
-	if len(res) == 5 {
+	if len(res) >= 5 {
 		e.Round, _ = res[4].(string)
+	}
+	if len(res) == 6 {
+		kind, _ := res[5].(int64)
+		e.Note = quorum.NoteKind(kind)
 	}
 	if len(res) >= 3 {
 		typ, _ := res[2].(int64)

@@ -44,6 +44,11 @@ type sessions struct {
 	done    chan struct{}
 	stopped bool // shut down: no renewer starts again
 
+	// renewing is held while a renewal round runs: a renewal restores a
+	// lock where a backend lost it, so a release waits for the round that
+	// may carry the lock (see drop).
+	renewing sync.RWMutex
+
 	renewals, renewed, lost, released atomic.Int64
 }
 
@@ -83,10 +88,23 @@ func (ss *sessions) extended(c peer, id sessionKey, ttl time.Duration, arrived t
 
 // drop takes a session lock out of the book (its holder released it, or its
 // grant was revoked); it reports whether it was there.
+// A dropped lock waits for a renewal round still out: the round could
+// restore it where the release that follows has already deleted it.
 func (ss *sessions) drop(c peer, id sessionKey) bool {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.dropLocked(ss.book[c][id])
+	dropped := ss.dropLocked(ss.book[c][id])
+	ss.mu.Unlock()
+	if dropped {
+		ss.awaitRenewal()
+	}
+	return dropped
+}
+
+// awaitRenewal waits until no renewal round is out.
+func (ss *sessions) awaitRenewal() {
+	ss.renewing.RLock()
+	//lint:ignore SA2001 an empty critical section: waiting for the round is the point
+	ss.renewing.RUnlock()
 }
 
 func (ss *sessions) dropLocked(l *sessionLock) bool {
@@ -115,6 +133,7 @@ func (ss *sessions) closed(c peer) {
 	if len(mine) == 0 {
 		return
 	}
+	ss.awaitRenewal() // see drop
 	ctx, cancel := context.WithTimeout(context.Background(), ss.s.opts.WriteTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -175,7 +194,9 @@ func (ss *sessions) renewDue(ctx context.Context) {
 		return
 	}
 	ss.renewals.Add(1)
+	ss.renewing.Lock()
 	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
+	ss.renewing.Unlock()
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for i, l := range due {

@@ -115,6 +115,34 @@
 // open, which is safe beside a release or extend of the same lock in either
 // order. The proxy renews its connection-bound (SESSION) locks with it.
 //
+// A renewal also restores the lock on a node that lost it (restarted empty,
+// or paused past its TTL), with the same padded TTL, only where both the
+// key and its note are absent: never over another owner, never during a
+// lock-delay. A restore is like a SET NX of the holder's own lock: it
+// takes a free node, which no other owner's grant can then count. It does
+// not count toward the renewal that made it, only toward later renewals
+// that find the lock held there with its window open. The restore lands
+// while the renewal that carries it is out, within the lock's window,
+// when a quorum holds it, so no other owner can hold it meanwhile. Not
+// covered: a restore that a stalled node runs after its round's deadline
+// and past the lock's window, then counted by a later renewal; another
+// owner could have held that node in between only with a TTL shorter than
+// the node timeout, on a quorum that excludes every node that kept the
+// lock.
+// A release must not race a renewal that could restore what it deleted:
+// the proxy releases a session lock only after the renewal round out has
+// ended (e2e TestSessionRenewalRestoresALostBackend).
+//
+// # Waiters first
+//
+// While a key has a wait queue (Enqueue), every acquire that is not a
+// fair acquire of the queue's head is refused on each node as if the lock
+// were held: plain SET NX PX, client scripts read as acquires, Redisson's
+// hash lock (a re-entry excepted). The check is one EXISTS inside the
+// acquire script. The queue lives as long as its longest lease, so a
+// queue whose waiters all left blocks for at most one lease
+// (e2e TestPlainAcquireDoesNotOvertakeAWaiter).
+//
 // # Fencing tokens
 //
 // Each node keeps a counter per fenced lock and lists the counters in a set
@@ -135,14 +163,29 @@
 //
 // Fenced string locks (AcquireFenced, the proxy's LOCK.ACQUIRE) draw their
 // tokens from one counter per node for all keys (TokenKey), so that tokens
-// cost constant memory; the raise also notes the token beside the lock on
-// the nodes that hold it, and needs Q of them, so that a read quorum of the
-// lock's holders includes one that noted it (TokenOf: the largest noted).
-// A lock taken without a token (Acquire) gets one at its first TokenOf:
-// one more than the largest counter among Q intact nodes, raised on Q and
-// noted on Q holders, all before the lock can expire on any of its holders
-// (tokenfix.go); a later owner is granted only after that, so its token is
-// larger.
+// cost constant memory; the acquire notes the lock as fenced at once, and
+// the raise notes the token beside the lock on the nodes that hold it, and
+// needs Q of them, so that a read quorum of the lock's holders includes one
+// that noted it (TokenOf: the largest noted).
+//
+// A lock taken without a token (Acquire) gets one at its first TokenOf,
+// and one lock has exactly one token however many readers, on however
+// many engines, read it first at once (tokenfix.go). The backends decide:
+// a reader proposes a token (one more than the largest counter among Q
+// intact nodes, or the token some holders fixed already), and each node
+// raises its counter to it and fixes it beside the lock only if none is
+// fixed there (set if absent; a node's fixed token never changes while the
+// lock lives), answering the token fixed there. A token is the lock's once
+// Q holders fixed it: two sets of Q share a node, so at most one token
+// ever is. A reader answers that token, drawn by it or another, only if it
+// saw Q holders fix it before the lock can expire on one of its holders,
+// and otherwise refuses (ErrNoQuorum, ErrValiditySpent); a later read
+// answers a fixed token only once Q holders agree on it, and only if it
+// saw them before the lock can expire on one of them, as a fixer must. Each of those holders had
+// its counter raised to the token in the script that fixed it, and a later
+// owner is granted only after that moment on a quorum that shares one of
+// them, so its token is larger (TestFirstTokenSplitAnswersTheQuorumsToken;
+// e2e TestFirstTokenReadsAgreeAcrossReplicas).
 //
 // A node without the mark (it restarted empty, or is new) is repaired:
 // each counter is raised to the largest value among N-Q+1 intact other

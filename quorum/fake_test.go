@@ -50,7 +50,8 @@ type fakeEntry struct {
 	holds  int    // > 0: a hash lock (Redisson's layout) with this many holds
 	round  string // the round that wrote a string lock
 	pad    time.Duration
-	token  int64 // the fencing token noted beside a fenced string lock
+	token  int64    // the fencing token noted beside a fenced string lock
+	note   NoteKind // how that token was given
 }
 
 func newFake(name string) *fakeNode {
@@ -123,7 +124,7 @@ func (f *fakeNode) extend(l Lease) bool {
 		return false // not held, or the holder's window is over
 	}
 	f.setTTLs = append(f.setTTLs, l.TTL)
-	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token}
+	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token, note: e.note}
 	return true
 }
 
@@ -218,7 +219,7 @@ func (f *fakeNode) callCount(op string) int {
 }
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
-	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise",
+	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
 	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew",
 	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue"}
 
@@ -286,10 +287,11 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		defer f.mu.Unlock()
 		f.setTTLs = append(f.setTTLs, op.TTL)
 		var token int64
+		note := NoteNone
 		if op.Aux != "" {
-			token = f.incrLocked(op.Aux, op.Round)
+			token, note = f.incrLocked(op.Aux, op.Round), NoteFenced
 		}
-		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad} // the raise notes the token
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad, note: note} // the raise notes the token
 		return Reply{OK: true, Token: token}
 	case OpUndo:
 		f.mu.Lock()
@@ -333,7 +335,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
 		if op.Aux != "" {
-			entry.Token, entry.Round = e.token, e.round
+			entry.Token, entry.Round, entry.Note = e.token, e.round, e.note
 		}
 		return Reply{OK: true, Entry: entry}
 	case OpDel:

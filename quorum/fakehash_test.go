@@ -67,7 +67,7 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		}
 		f.data[op.Key] = e
 		return Reply{}
-	case OpRaise:
+	case OpRaise, OpFixToken:
 		prior, _ := strconv.ParseInt(f.data[op.Key].value, 10, 64)
 		own := f.data[WriterKey(op.Key)].value == op.Round
 		if prior < op.N {
@@ -75,7 +75,19 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 		}
 		f.raiseLocked(op.Key, op.N)
 		noted := false
-		if l, ok := f.data[op.Aux]; op.Aux != "" && ok && time.Now().Before(l.expiry) && l.value == op.Value && l.round == op.Round {
+		l, ok := f.data[op.Aux]
+		ok = ok && op.Aux != "" && time.Now().Before(l.expiry) && l.value == op.Value && l.round == op.Round
+		if op.Kind == OpFixToken { // set if absent, never on a fenced lock
+			if ok && l.note == NoteNone && op.N > 0 {
+				l.token, l.note = op.N, NoteFixed
+				f.data[op.Aux] = l
+			}
+			if !ok || l.note != NoteFixed {
+				return Reply{OK: true, N: prior, Own: own}
+			}
+			return Reply{OK: true, N: prior, Own: own, Noted: true, Token: l.token}
+		}
+		if ok {
 			l.token, noted = max(l.token, op.N), true
 			f.data[op.Aux] = l
 		}

@@ -42,12 +42,13 @@ func head(q map[string]fakeWaiter) (string, bool) {
 // fairRefusal is the fair acquire's check: refused, with the wait in N, when
 // another waiter is at the head of the queue or the key is held.
 func (f *fakeNode) fairRefusal(op Op) (Reply, bool) {
-	if !op.Fair {
-		return Reply{}, false
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := f.queueLocked(op.Key)
+	if !op.Fair { // only a waiter takes a lock others wait for
+		_, queued := head(q)
+		return Reply{}, queued
+	}
 	if h, ok := head(q); ok && h != op.Value {
 		return Reply{N: max(1, time.Until(q[h].until).Milliseconds())}, true
 	}

@@ -148,7 +148,7 @@ func TestTokenFixedOnFirstRead(t *testing.T) {
 	gate := make(chan struct{})
 	for _, f := range fs[:4] {
 		f.put("short", "s", 100*time.Millisecond)
-		f.setOpFault("raise", nil, gate)
+		f.setOpFault("fixtoken", nil, gate) // the counters are read with the fixed tokens
 	}
 	time.AfterFunc(150*time.Millisecond, func() {
 		for _, f := range fs[:4] {

@@ -91,7 +91,16 @@ const (
 	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
-	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored); Each: per lease, extended
+	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored), restoring a lease where its key and note are both absent (the restore is not counted); Each: per lease, extended
+
+	// OpFixToken raises counter Key to at least N as OpRaise does and, where
+	// lock Aux holds Value written by Round and has no token yet, fixes N
+	// beside it (set if absent: a token fixed on a node never changes).
+	// OK: done, N: the counter before, Own as OpRaise; Token: the token
+	// fixed beside the lock there now (N or an earlier fixer's), 0 when the
+	// node does not hold the lock or it is a fenced lock. With N 0 nothing
+	// is written: the counter and the fixed token are read.
+	OpFixToken
 
 	// Fair queues (QueueKey): Key is the lock's key, Value the waiter.
 	OpQueueTail // N: the largest ticket in Key's queue, 0 when empty
@@ -103,6 +112,9 @@ const (
 // Op is one single-node operation.
 type Op struct {
 	Kind OpKind
+	// An OpSetNX or OpHashAcquire that is not Fair is refused (as if the
+	// lock were held) while Key has a wait queue (a re-entry of a hash
+	// lock excepted): only a waiter may take a lock others wait for.
 	// Fair: an OpSetNX sets only while Key's wait queue is empty or has
 	// its Value (a waiter waits under its owner's name) at the head,
 	// expired waiters purged first, and refuses with N, the ms until trying
@@ -138,7 +150,7 @@ type Reply struct {
 	Entry Entry   // OpRead, OpHashGet
 	N     int64   // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
 	Pre   int64   // OpHashRelease: the holds before, -1 when answered from the latch
-	Token int64   // OpHashAcquire with a token counter: the counter after INCR
+	Token int64   // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
 	Own   bool    // OpRaise: the counter was last written by this op's Round
 	Noted bool    // OpRaise with a lock: the lock holds Value and now notes the token
 	Each  *[]bool // OpRenew: per lease, whether it was extended
@@ -154,6 +166,9 @@ type Entry struct {
 	// Type is the kind of key: a string, or a hash (a reentrant lock; Value
 	// is then its owner), or anything else.
 	Type KeyType
+	// Note is how a string lock's token is kept beside it (reads with its
+	// note): none yet, by a fenced acquire, or fixed by a first TokenOf.
+	Note NoteKind
 	// Token is the fencing token noted beside a fenced lock (0: none).
 	Token int64
 	// Round is the round that wrote a string lock (reads with its note).
@@ -162,6 +177,18 @@ type Entry struct {
 
 // KeyType is the Redis type of a key as reads report it.
 type KeyType uint8
+
+// NoteKind is how the token beside a string lock was given.
+type NoteKind uint8
+
+// The tokens a string lock's note may carry. A fenced acquire notes its
+// lock as fenced at once (token 0 until its raise notes the token); a lock
+// taken without a token has none until a TokenOf fixes one.
+const (
+	NoteNone   NoteKind = iota // no token, and none given by the acquire
+	NoteFenced                 // a fenced acquire's: the largest noted is the lock's
+	NoteFixed                  // fixed by a TokenOf, set if absent per node: the one Q holders agree on is the lock's
+)
 
 // The key types reads tell apart.
 const (

@@ -124,14 +124,38 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 // that hold it.
 func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
-	var found Entry
+	var (
+		found  Entry
+		fenced int64         // the largest token a fenced acquire's raise noted
+		fixed  map[int64]int // holders per token fixed by a first TokenOf
+		kind   = NoteNone
+	)
 	for _, a := range answers {
 		if v := a.reply.Entry; v.Found && entryID(v, presence) == id {
 			ttls = append(ttls, v.TTL)
-			token := max(found.Token, v.Token)
 			found = v
-			found.Token = token
+			switch v.Note {
+			case NoteFenced:
+				fenced, kind = max(fenced, v.Token), NoteFenced
+			case NoteFixed:
+				if fixed == nil {
+					fixed = map[int64]int{}
+				}
+				fixed[v.Token]++
+			}
 		}
+	}
+	// A fenced lock's token is the largest noted (its last raise noted it
+	// on Q holders, earlier raises noted smaller ones). A fixed token is
+	// the lock's only once Q holders agree on it: before that, none is.
+	found.Token, found.Note = fenced, kind
+	for token, n := range fixed {
+		if kind == NoteNone && n >= e.quorum {
+			found.Token, found.Note = token, NoteFixed
+		}
+	}
+	if kind == NoteNone && found.Token == 0 && len(fixed) > 0 {
+		found.Note = NoteFixed // being fixed: TokenOf decides
 	}
 	slices.Sort(ttls)
 	slices.Reverse(ttls)

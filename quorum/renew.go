@@ -29,6 +29,18 @@ const maxLeasesPerOp = 512
 // Unlike Extend, Renew takes no (key, value) slot: a renewal only sets a TTL
 // where the holder's window is still open, and a release or extend of the
 // same lock running beside it is ordered by each node, either way safe.
+//
+// Renew also restores each lease's lock on the nodes that lost it (a
+// restart, a pause past its TTL), with the same padded TTL, where both
+// the key and its note are absent: never over another owner's key, nor
+// during a lock-delay. A restored node does not count in the renewal that
+// restored it, only in later ones that find the lock held there, so a lock
+// held on exactly a quorum after a fault is back on every node and
+// survives one more. Its note is a fenced lock's with token 0 (the holders
+// that kept it keep its token). A renewal that lands after its lock was
+// released would restore it: the caller releases a lock it renews only
+// after its renewal round ended (a renewal delayed beyond its deadline on
+// a stalled node can still restore it there, until its TTL).
 func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 	errs := make([]error, len(leases))
 	if err := ctx.Err(); err != nil {

@@ -5,14 +5,19 @@
 -- less than its delay ago (a release deletes both), and the key is not free yet.
 -- A fenced acquire also increments the token counter KEYS[3], lists it in the set of
 -- counters KEYS[4] and notes the round as the counter's last writer in KEYS[5]; the
--- raise that follows notes the token beside the lock ("<round> <pad> <token>").
--- A fair acquire (KEYS[6], the lock's queue of waiters by ticket, and KEYS[7] their
--- leases) first purges waiters whose lease ended, and sets only when the queue is
--- empty or its head is waiter ARGV[6].
+-- raise that follows notes the token beside the lock ("<round> <pad> <token>", 0 until then).
+-- The lock's queue of waiters by ticket is the last key but one of a fair acquire (KEYS[6],
+-- KEYS[7] their leases) and the last key of the others (KEYS[3], fenced KEYS[6]).
+-- A fair acquire first purges waiters whose lease ended, and sets only when the queue is
+-- empty or its head is waiter ARGV[6]. Any other acquire is refused while the queue
+-- exists (it lives as long as its longest lease): it is nobody's turn but a waiter's.
 -- Returns 1 (fenced: the counter) when set. Else 0, or for a fair acquire minus the ms
 -- until a retry may succeed: the holder's TTL and delay, or the head waiter's lease.
-local fair = #KEYS > 5
+local fenced, fair = #KEYS > 3, #KEYS > 6
 local now = 0
+if not fair and redis.call("EXISTS", KEYS[#KEYS]) == 1 then
+  return 0
+end
 if fair then
   local t = redis.call("TIME")
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -30,8 +35,14 @@ end
 if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   -- The note is set only if none is left: one left means a lock-delay runs (the lock expired
   -- unreleased), and the lock just set is taken back. The common path costs no extra call.
-  if redis.call("SET", KEYS[2], ARGV[3] .. " " .. ARGV[4], "NX", "PX", tonumber(ARGV[2]) + tonumber(ARGV[5])) then
-    if #KEYS > 2 then
+  -- A fenced lock's note says so at once (token 0 until the raise notes it): a first
+  -- token read never fixes another token for it.
+  local note = ARGV[3] .. " " .. ARGV[4]
+  if fenced then
+    note = note .. " 0"
+  end
+  if redis.call("SET", KEYS[2], note, "NX", "PX", tonumber(ARGV[2]) + tonumber(ARGV[5])) then
+    if fenced then
       local token = redis.call("INCR", KEYS[3])
       redis.call("SADD", KEYS[4], KEYS[3])
       redis.call("SET", KEYS[5], ARGV[3])
