@@ -41,9 +41,12 @@ func Example() {
 	}
 	fmt.Println(lock2.Token() > first)
 	fmt.Println(lock2.Release(ctx))
+	<-lock2.Done() // a session lock's holder learns here when its session ends
+	fmt.Println("session ended")
 	// Output:
 	// true
 	// <nil>
 	// true
 	// <nil>
+	// session ended
 }

@@ -59,7 +59,8 @@ type client struct {
 	created time.Time
 
 	// The session, changed only by the serial loop and commands that run
-	// alone (conn.go); commands beside others read a copy (request).
+	// alone (conn.go); commands beside others read a copy (request). The
+	// books below are kept by the serial loop (admit) and those commands.
 	session
 	lastCmd   atomic.Pointer[command]
 	quit      bool
@@ -82,7 +83,7 @@ type client struct {
 }
 
 // session is what a command may know of its connection. A request holds a
-// copy taken when the command is admitted, so commands running beside each
+// copy taken just before the command is admitted, so commands running beside each
 // other in a pipeline read it without racing and cannot change it.
 type session struct {
 	authed          bool

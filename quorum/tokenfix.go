@@ -97,7 +97,7 @@ func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error
 	// beside the lock (N 0 writes nothing).
 	read := Op{Kind: OpFixToken, Key: TokenKey, Round: v.Round, Aux: key, Value: v.Value}
 	t := e.start(nil, read, timeout, false)
-	t.drain()
+	t.drainUntil(func() bool { return e.intactYes(t) >= e.quorum })
 	if e.intactYes(t) < e.quorum {
 		rerr := t.roundError(RoundFence, ErrNoQuorum)
 		rerr.addNodeErrs(e.unrepaired())
@@ -112,9 +112,9 @@ func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error
 	}
 	token++
 	// A token some holders fixed already is proposed again (the most
-	// fixed, the larger of a tie), so that readers converge on one rather
-	// than split the holders left; it was drawn above every token before
-	// this lock, as a fresh one is.
+	// fixed among those that answered, the larger of a tie), so that
+	// readers converge on one rather than split the holders left; it was
+	// drawn above every token before this lock, as a fresh one is.
 	if lead, _ := leading(t); lead > 0 {
 		token = lead
 	}
