@@ -16,9 +16,7 @@ import (
 )
 
 func TestLockLifecycle(t *testing.T) {
-	// A round may wait for a backend up to half the TTL (the default is a
-	// twentieth): the short lock below gets a second, not 50 ms, per backend.
-	h := harness.New(t, 5, func(c *config.Config) { c.TimeoutFactor = 0.5 })
+	h := harness.New(t, 5, nil)
 	c, ctx := h.Client(), t.Context()
 
 	sent := time.Now()

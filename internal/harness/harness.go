@@ -42,8 +42,11 @@ func New(t testing.TB, n int, mutate func(*config.Config)) *Harness {
 	// detector, on two cores shared with other builds, the proxy's own
 	// goroutines can wait longer than the 250ms default for a CPU, and a
 	// backend that answered in 1ms then counts as timed out (or, for the
-	// health monitor, as down). Tests of timeouts set their own.
-	cfg.NodeTimeout = TestNodeTimeout
+	// health monitor, as down). A lock round waits the lesser of the node
+	// timeout and timeout_factor of the TTL: a twentieth of a 3s session
+	// lock is 150ms, so the factor is raised too. Tests of timeouts set
+	// their own.
+	cfg.NodeTimeout, cfg.TimeoutFactor = TestNodeTimeout, TestTimeoutFactor
 	if n > 0 {
 		h.Backend = redistest.Start(t, n)
 		for _, addr := range redistest.Addrs(h.Backend) {
@@ -150,8 +153,11 @@ const (
 	ExtendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
 )
 
-// TestNodeTimeout is the harness's node_timeout (see New).
-const TestNodeTimeout = 2 * time.Second
+// The harness's node_timeout and timeout_factor (see New).
+const (
+	TestNodeTimeout   = 2 * time.Second
+	TestTimeoutFactor = 0.5
+)
 
 // eventually is how long Eventually polls: generous, since it costs time
 // only when the test fails, and a loaded machine can take seconds.
