@@ -57,6 +57,11 @@ func New(t testing.TB, n int, mutate func(*config.Config)) *Harness {
 	if mutate != nil {
 		mutate(&cfg)
 	}
+	if cfg.NodeTimeout == TestNodeTimeout && cfg.NodeTimeout >= cfg.MaxTTL {
+		// A test of short locks (max_ttl must exceed node_timeout): a
+		// quarter of max_ttl, never below the shipped default.
+		cfg.NodeTimeout = max(cfg.MaxTTL/4, config.Default().NodeTimeout)
+	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
