@@ -108,7 +108,8 @@ func TestUnmarkedBackendAmongMarkedIsQuarantined(t *testing.T) {
 // granted refused up front with the settings that decide it, and the plain
 // SET error naming every SET form that is served.
 func TestErrorsExplainThemselves(t *testing.T) {
-	h := harness.New(t, 3, nil)
+	// The shipped timeout_factor, which makes the shortest TTL 20 ms.
+	h := harness.New(t, 3, func(c *config.Config) { c.TimeoutFactor = config.Default().TimeoutFactor })
 	c, ctx := h.Client(), t.Context()
 	err := c.SetNX(ctx, "lock:short", "v", 5*time.Millisecond).Err()
 	for _, want := range []string{"can never be granted", "min_validity", "timeout_factor", "at least 20 ms"} {

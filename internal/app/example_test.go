@@ -18,8 +18,10 @@ import (
 // configured: acquire, contend, renew, release.
 func Example() {
 	cfg := config.Default()
-	cfg.Listen = "127.0.0.1:0"        // no backends: embedded ones
-	cfg.NodeTimeout = 2 * time.Second // generous: a test machine may be loaded
+	cfg.Listen = "127.0.0.1:0" // no backends: embedded ones
+	// Waits for a backend longer than the production defaults: this example
+	// also runs as a test, under the race detector on busy machines.
+	cfg.NodeTimeout, cfg.TimeoutFactor = 2*time.Second, 0.5
 	a, err := app.Start(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		panic(err)

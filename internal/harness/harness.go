@@ -37,6 +37,16 @@ func New(t testing.TB, n int, mutate func(*config.Config)) *Harness {
 	// The backends start fresh, younger than max_ttl: with quarantine they
 	// would not count for max_ttl. Quarantine tests switch it back on.
 	cfg.Quarantine = false
+	// A round's wait for one backend, and a health check's, sized for the
+	// machine the tests run on rather than for production: under the race
+	// detector, on two cores shared with other builds, the proxy's own
+	// goroutines can wait longer than the 250ms default for a CPU, and a
+	// backend that answered in 1ms then counts as timed out (or, for the
+	// health monitor, as down). A lock round waits the lesser of the node
+	// timeout and timeout_factor of the TTL: a twentieth of a 3s session
+	// lock is 150ms, so the factor is raised too. Tests of timeouts set
+	// their own.
+	cfg.NodeTimeout, cfg.TimeoutFactor = TestNodeTimeout, TestTimeoutFactor
 	if n > 0 {
 		h.Backend = redistest.Start(t, n)
 		for _, addr := range redistest.Addrs(h.Backend) {
@@ -46,6 +56,11 @@ func New(t testing.TB, n int, mutate func(*config.Config)) *Harness {
 
 	if mutate != nil {
 		mutate(&cfg)
+	}
+	if cfg.NodeTimeout == TestNodeTimeout && cfg.NodeTimeout >= cfg.MaxTTL {
+		// A test of short locks (max_ttl must exceed node_timeout): a
+		// quarter of max_ttl, never below the shipped default.
+		cfg.NodeTimeout = max(cfg.MaxTTL/4, config.Default().NodeTimeout)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -143,14 +158,24 @@ const (
 	ExtendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
 )
 
-// Eventually polls cond for up to 5s: rounds reply at a quorum, and the
+// The harness's node_timeout and timeout_factor (see New).
+const (
+	TestNodeTimeout   = 2 * time.Second
+	TestTimeoutFactor = 0.5
+)
+
+// eventually is how long Eventually polls: generous, since it costs time
+// only when the test fails, and a loaded machine can take seconds.
+const eventually = 15 * time.Second
+
+// Eventually polls cond for up to 15s: rounds reply at a quorum, and the
 // remaining backends' writes land just after.
 func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(eventually)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("after 5s: %s", what)
+			t.Fatalf("after %v: %s", eventually, what)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
