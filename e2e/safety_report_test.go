@@ -49,6 +49,22 @@ may take it sooner than native_lock_delay (1 s here) after the pause began, and 
 lock must stay its new owner's (a lost session is never renewed). Fencing tokens must increase throughout, and
 a session lock held on a live replica must never be found lost at its release.
 
+Five rows answer the third outside review (issue 23); each failed on the code before its fix (c1414d4),
+shown by running the row there. "Session lock held while a backend restarts" (e2e/safety_restore_test.go):
+the renewals must put the lock back on the restarted backend once its quarantine ends (before: never
+restored, so one more fault would end it). "Bootstrap after a restart" (e2e/safety_bootstrap_test.go):
+"redlock-proxy bootstrap" must refuse a marked deployment, and a marker naming the restarted backend's new
+run must end no replica's quarantine (before: the marker ended it and a second owner won 2.3 s inside the
+first one's window). "A hostile client rewrites the bookkeeping" (e2e/safety_review3_test.go): GET, DEL,
+SET, EVAL, UNLINK, EXISTS, PTTL, LOCK.ACQUIRE, REDLOCK FORCEUNLOCK and PUBLISH aimed at "__redlock:" keys
+and channels through both replicas must each be refused with NOPERM, while a plain lock's first LOCK.TOKEN is
+read by four readers at once through both replicas: all must get one token, larger than the last lock's
+(before: every attack accepted, tokens reset to 1, and one lock answered [1 2 2 2]). "A queued waiter ..."
+(e2e/safety_waiters_test.go): behind a ghost waiter that sent a stray byte and hung up, a live waiter must be
+granted next and within 4 s of the release while SET NX PX and LOCK.ACQUIRE without WAIT are sent through both
+replicas all along (before: overtakers took the key, and the live waiter waited 6.1 s behind the ghost's
+grant and lock-delay).
+
 The last row is a total wipe (e2e/safety_wipe_test.go; focused test TestTokensIncreaseAcrossATotalWipe, which
 failed on the code before the fix with tokens starting again from the bottom): every backend is killed at once and
 restarted empty while the load's owners hold locks, and nobody runs a bootstrap. Both replicas must refuse until
