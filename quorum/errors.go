@@ -177,12 +177,34 @@ func (e *RoundError) Detail() string {
 	}
 	if e.NodeErrs != nil && len(e.NodeErrs.Errors) > 0 {
 		s += ": " + e.NodeErrs.Error()
-		if strings.Contains(s, "within the quarantine window") {
+		if e.youngNode() {
 			s += " (backends of a brand-new deployment, never used: run `redlock-proxy bootstrap` once before the replicas; see README, Restart quarantine)"
 		}
 	}
 	return s
 }
+
+// youngNode reports whether a node's yes did not count only because it
+// started within the quarantine window: a deployment nobody bootstrapped.
+func (e *RoundError) youngNode() bool {
+	for _, err := range e.NodeErrs.Errors {
+		var q *QuarantineError
+		if errors.As(err, &q) && q.Young {
+			return true
+		}
+	}
+	return false
+}
+
+// QuarantineError is why a node's yes could not count toward a quorum.
+// Young: the node only started within the quarantine window (never seen
+// restarting), as the backends of a new deployment do.
+type QuarantineError struct {
+	Why   string
+	Young bool
+}
+
+func (q *QuarantineError) Error() string { return q.Why }
 
 func (e *RoundError) Unwrap() []error {
 	if e.NodeErrs == nil {

@@ -78,6 +78,14 @@ func (e *Engine) counts(i int, now time.Time) bool { return e.quarantineLeft(i, 
 // the other nodes were read since that the window includes every engine's
 // record (see Quarantine in doc.go).
 func (e *Engine) quarantineLeft(i int, now time.Time) string {
+	why, _ := e.quarantine(i, now)
+	return why
+}
+
+// quarantine is quarantineLeft, and whether the node is only young: it
+// started within the window and was never seen restarting (the mark of a
+// brand-new deployment nobody bootstrapped).
+func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, recorded, persistent, since, restarted := h.dupOf, h.known, h.recorded, h.persistent, h.since, h.restarted
@@ -86,28 +94,28 @@ func (e *Engine) quarantineLeft(i int, now time.Time) string {
 	window := e.QuarantineWindow()
 	switch {
 	case dup != "":
-		return "same server as " + dup
+		return "same server as " + dup, false
 	case !e.opts.Quarantine:
-		return ""
+		return "", false
 	case !known:
-		return "quarantined until its identity (run_id) is read"
+		return "quarantined until its identity (run_id) is read", false
 	case !recorded:
-		return "quarantined until this replica's max-TTL record is written on it"
+		return "quarantined until this replica's max-TTL record is written on it", false
 	case persistent:
-		return ""
+		return "", false
 	case now.Before(since.Add(window)) && !restarted.IsZero():
 		return fmt.Sprintf("quarantined for %s more: it restarted %s ago and may have lost locks (see README, Restart quarantine)",
-			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second))
+			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second)), false
 	case now.Before(since.Add(window)):
 		return fmt.Sprintf("quarantined for %s more: it started %s ago, within the quarantine window %s, so it may have lost locks",
-			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second))
+			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second)), true
 	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
 		return fmt.Sprintf("quarantined for %s more: it lacks the marker the other backends carry (replaced or flushed), so it may have lost locks",
-			firstSeen.Add(window).Sub(now).Round(time.Second))
+			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
-		return fmt.Sprintf("quarantined until %d other backends are read after its restart (to learn every replica's max_ttl)", e.recordReaders())
+		return fmt.Sprintf("quarantined until %d other backends are read after its restart (to learn every replica's max_ttl)", e.recordReaders()), false
 	}
-	return ""
+	return "", false
 }
 
 // othersIntact counts the nodes other than i that carry their run's marker.

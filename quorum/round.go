@@ -33,11 +33,11 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 		idx: idx, nodes: e.nodes, health: e.health}
 	if counting {
 		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
-		t.why = func(j int) string {
-			if why := e.quarantineLeft(idx[j], time.Now()); why != "" {
-				return why
+		t.why = func(j int) error {
+			if why, young := e.quarantine(idx[j], time.Now()); why != "" {
+				return &QuarantineError{Why: why, Young: young}
 			}
-			return "quarantined when the round began: it may have lost locks"
+			return &QuarantineError{Why: "quarantined when the round began: it may have lost locks"}
 		}
 		t.hopeless = make([]bool, len(idx))
 		for j := range idx {
@@ -85,7 +85,7 @@ type round struct {
 	// counts, when set, says whether node i's "yes" may count now (restart
 	// quarantine); hopeless marks nodes that could not count when sent to.
 	counts   func(i int) bool
-	why      func(i int) string // why node i could not count, for errors
+	why      func(i int) error // why node i could not count, for errors
 	hopeless []bool
 	// settled is closed once every node answered (or gave up) after the
 	// round was handed to finish.
@@ -272,12 +272,12 @@ func (t *round) roundError(kind RoundKind, reason error) *RoundError {
 		case failed, skipped:
 			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.errs[i]})
 		case quarantined:
-			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.quarantineWhy(i)})
 		case pending:
 			if t.hopeless != nil && t.hopeless[i] {
 				// Could never count, so the round did not wait for it: the
 				// quarantine is the cause, not the wait.
-				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(t.quarantineWhy(i))})
+				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.quarantineWhy(i)})
 				continue
 			}
 			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString("not waited for: the round was decided without it")})
@@ -290,11 +290,11 @@ func (t *round) roundError(kind RoundKind, reason error) *RoundError {
 }
 
 // quarantineWhy says why node i's "yes" could not count.
-func (t *round) quarantineWhy(i int) string {
+func (t *round) quarantineWhy(i int) error {
 	if t.why != nil {
 		return t.why(i)
 	}
-	return "quarantined: it may have lost locks"
+	return &QuarantineError{Why: "quarantined: it may have lost locks"}
 }
 
 // timedRound is an acquire or extend round: it carries a TTL, so it is
