@@ -134,8 +134,8 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 	// copy left on a node its release did not reach, and a new owner's
 	// lock written with the same value (a constant value) on others. Only
 	// the notes of the lock's own round count: the round most holders carry
-	// (a restore's empty round aside), and only if Q of them do; else the
-	// token is not known (read without one).
+	// (a restore's empty round aside); when another round is there too and
+	// that one lacks Q holders, the token is not known (read without one).
 	lockRound, mixed := roundOf(id, presence, answers, e.quorum)
 	for _, a := range answers {
 		if v := a.reply.Entry; v.Found && entryID(v, presence) == id {
@@ -187,8 +187,10 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 
 // roundOf is the round of the lock id names: the one most of its holders
 // among answers carry (empty rounds, a restore's or a hash lock's, not
-// counted), nil when none carries one. Mixed is true when no round has Q
-// holders (or two tie for the most): the holders are not one lock's.
+// counted), nil when none carries one. Mixed is true when two rounds tie
+// for the most, or when another round is there and the most carried has
+// fewer than Q holders: the holders are not one lock's. (Restores alone
+// never mix: a session lock restored on several nodes keeps its token.)
 func roundOf(id string, presence bool, answers []answer, quorum int) (round *string, mixed bool) {
 	counts := make(map[string]int, 2)
 	for _, a := range answers {
@@ -208,5 +210,5 @@ func roundOf(id string, presence bool, answers []answer, quorum int) (round *str
 			tie = true
 		}
 	}
-	return &best, tie || counts[best] < quorum
+	return &best, tie || len(counts) > 1 && counts[best] < quorum
 }

@@ -68,3 +68,37 @@ func TestSameValueStaleFencedCopyFirstToken(t *testing.T) {
 		t.Fatalf("B's first token = %d; A's released lock had %d: a new lock's token must be above", got.Token, a.Token)
 	}
 }
+
+// A session lock restored on two of three nodes (each lost it and a
+// renewal set it again, noted with no round and token 0) keeps the token
+// its one original holder notes: restores never make holders "mixed".
+func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	g, err := e.AcquireFenced(ctx, "restored", "s", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the token noted on every node", func() bool {
+		for _, f := range fs {
+			f.mu.Lock()
+			tok := f.data["restored"].token
+			f.mu.Unlock()
+			if tok != g.Token {
+				return false
+			}
+		}
+		return true
+	})
+	for _, f := range fs[:2] {
+		f.mu.Lock()
+		l := f.data["restored"]
+		l.round, l.token, l.note = "", 0, NoteFenced
+		f.data["restored"] = l
+		f.mu.Unlock()
+	}
+	if en, err := e.TokenOf(ctx, "restored"); err != nil || en.Token != g.Token {
+		t.Fatalf("TokenOf = %+v, %v; want the lock's token %d", en, err, g.Token)
+	}
+}
