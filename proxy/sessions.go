@@ -193,10 +193,16 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	if len(due) == 0 {
 		return
 	}
+	if renewHook != nil {
+		renewHook("snapshot")
+	}
 	ss.renewals.Add(1)
 	ss.renewing.Lock()
 	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
 	ss.renewing.Unlock()
+	if renewHook != nil {
+		renewHook("renewed")
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for i, l := range due {
@@ -214,6 +220,11 @@ func (ss *sessions) renewDue(ctx context.Context) {
 		// Otherwise (no quorum now) the next tick tries again while the window lasts.
 	}
 }
+
+// renewHook, nil but in tests, is called in renewDue once the due locks
+// are taken from the book ("snapshot") and once their round ended
+// ("renewed").
+var renewHook func(stage string)
 
 var errWindowEnded = errors.New("its window ended before a renewal succeeded")
 
