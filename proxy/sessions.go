@@ -173,6 +173,9 @@ func (ss *sessions) renewer(ctx context.Context, done chan struct{}) {
 // renewDue renews, in one batched round, every lock a third of whose TTL has
 // passed; it drops locks whose window ended unrenewed or that are gone.
 func (ss *sessions) renewDue(ctx context.Context) {
+	// Held from before the book is read: a release that drops a lock after
+	// it was taken for this round waits for the round (see drop).
+	ss.renewing.Lock()
 	now := time.Now()
 	var due []*sessionLock
 	var leases []quorum.Lease
@@ -191,13 +194,13 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	}
 	ss.mu.Unlock()
 	if len(due) == 0 {
+		ss.renewing.Unlock()
 		return
 	}
 	if renewHook != nil {
 		renewHook("snapshot")
 	}
 	ss.renewals.Add(1)
-	ss.renewing.Lock()
 	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
 	ss.renewing.Unlock()
 	if renewHook != nil {
