@@ -22,7 +22,7 @@ import (
 func TestSessionReleaseWaitsForARenewalBeingPrepared(t *testing.T) {
 	snap, renewed, released := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	var once, onceDone sync.Once
-	renewHook = func(stage string) {
+	hook := func(stage string) {
 		switch stage {
 		case "snapshot":
 			once.Do(func() {
@@ -38,7 +38,8 @@ func TestSessionReleaseWaitsForARenewalBeingPrepared(t *testing.T) {
 			onceDone.Do(func() { close(renewed) })
 		}
 	}
-	t.Cleanup(func() { renewHook = nil })
+	renewHook.Store(&hook)
+	t.Cleanup(func() { renewHook.Store(nil) })
 	var nodes []quorum.Node
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))

@@ -197,14 +197,14 @@ func (ss *sessions) renewDue(ctx context.Context) {
 		ss.renewing.Unlock()
 		return
 	}
-	if renewHook != nil {
-		renewHook("snapshot")
+	if h := renewHook.Load(); h != nil {
+		(*h)("snapshot")
 	}
 	ss.renewals.Add(1)
 	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
 	ss.renewing.Unlock()
-	if renewHook != nil {
-		renewHook("renewed")
+	if h := renewHook.Load(); h != nil {
+		(*h)("renewed")
 	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -227,7 +227,7 @@ func (ss *sessions) renewDue(ctx context.Context) {
 // renewHook, nil but in tests, is called in renewDue once the due locks
 // are taken from the book ("snapshot") and once their round ended
 // ("renewed").
-var renewHook func(stage string)
+var renewHook atomic.Pointer[func(stage string)]
 
 var errWindowEnded = errors.New("its window ended before a renewal succeeded")
 
