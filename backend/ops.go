@@ -92,7 +92,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		for _, l := range *op.Leases {
 			args = append(args, l.Value, ms(l.TTL), ms(l.Pad))
 		}
-		return script(pexpireIfEqScript, append(args, "restore")...)
+		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...) // restore, noted with this lock-delay
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:

@@ -173,6 +173,9 @@ func (ss *sessions) renewer(ctx context.Context, done chan struct{}) {
 // renewDue renews, in one batched round, every lock a third of whose TTL has
 // passed; it drops locks whose window ended unrenewed or that are gone.
 func (ss *sessions) renewDue(ctx context.Context) {
+	// Held from before the book is read: a release that drops a lock after
+	// it was taken for this round waits for the round (see drop).
+	ss.renewing.Lock()
 	now := time.Now()
 	var due []*sessionLock
 	var leases []quorum.Lease
@@ -191,12 +194,18 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	}
 	ss.mu.Unlock()
 	if len(due) == 0 {
+		ss.renewing.Unlock()
 		return
 	}
+	if h := renewHook.Load(); h != nil {
+		(*h)("snapshot")
+	}
 	ss.renewals.Add(1)
-	ss.renewing.Lock()
 	errs := ss.s.engine.Renew(quorum.WithArrival(ctx, now), leases)
 	ss.renewing.Unlock()
+	if h := renewHook.Load(); h != nil {
+		(*h)("renewed")
+	}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for i, l := range due {
@@ -214,6 +223,11 @@ func (ss *sessions) renewDue(ctx context.Context) {
 		// Otherwise (no quorum now) the next tick tries again while the window lasts.
 	}
 }
+
+// renewHook, nil but in tests, is called in renewDue once the due locks
+// are taken from the book ("snapshot") and once their round ended
+// ("renewed").
+var renewHook atomic.Pointer[func(stage string)]
 
 var errWindowEnded = errors.New("its window ended before a renewal succeeded")
 

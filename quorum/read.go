@@ -130,10 +130,20 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 		fixed  map[int64]int // holders per token fixed by a first TokenOf
 		kind   = NoteNone
 	)
+	// The same value may be held by two locks at once: a released lock's
+	// copy left on a node its release did not reach, and a new owner's
+	// lock written with the same value (a constant value) on others. Only
+	// the notes of the lock's own round count: the round most holders carry
+	// (a restore's empty round aside); when another round is there too and
+	// that one lacks Q holders, the token is not known (read without one).
+	lockRound, mixed := roundOf(id, presence, answers, e.quorum)
 	for _, a := range answers {
 		if v := a.reply.Entry; v.Found && entryID(v, presence) == id {
 			ttls = append(ttls, v.TTL)
 			found = v
+			if lockRound != nil && v.Round != *lockRound {
+				continue
+			}
 			switch v.Note {
 			case NoteFenced:
 				fenced, kind = max(fenced, v.Token), NoteFenced
@@ -157,6 +167,12 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 	if kind == NoteNone && found.Token == 0 && len(fixed) > 0 {
 		found.Note = NoteFixed // being fixed: TokenOf decides
 	}
+	if lockRound != nil {
+		found.Round = *lockRound
+	}
+	if mixed {
+		found.Token, found.Note = 0, NoteFenced // no round has Q holders: no token to answer, none to fix
+	}
 	slices.Sort(ttls)
 	slices.Reverse(ttls)
 	found.TTL = ttls[e.quorum-1]
@@ -167,4 +183,32 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 		return Entry{}
 	}
 	return found
+}
+
+// roundOf is the round of the lock id names: the one most of its holders
+// among answers carry (empty rounds, a restore's or a hash lock's, not
+// counted), nil when none carries one. Mixed is true when two rounds tie
+// for the most, or when another round is there and the most carried has
+// fewer than Q holders: the holders are not one lock's. (Restores alone
+// never mix: a session lock restored on several nodes keeps its token.)
+func roundOf(id string, presence bool, answers []answer, quorum int) (round *string, mixed bool) {
+	counts := make(map[string]int, 2)
+	for _, a := range answers {
+		if v := a.reply.Entry; v.Found && entryID(v, presence) == id && v.Round != "" {
+			counts[v.Round]++
+		}
+	}
+	if len(counts) == 0 {
+		return nil, false
+	}
+	best, tie := "", false
+	for r, c := range counts {
+		switch {
+		case c > counts[best] || best == "":
+			best, tie = r, false
+		case c == counts[best]:
+			tie = true
+		}
+	}
+	return &best, tie || len(counts) > 1 && counts[best] < quorum
 }

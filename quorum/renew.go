@@ -37,7 +37,7 @@ const maxLeasesPerOp = 512
 // restored it, only in later ones that find the lock held there, so a lock
 // held on exactly a quorum after a fault is back on every node and
 // survives one more. Its note is a fenced lock's with token 0 (the holders
-// that kept it keep its token). A renewal that lands after its lock was
+// that kept it keep its token), outliving the key by NativeLockDelay. A renewal that lands after its lock was
 // released would restore it: the caller releases a lock it renews only
 // after its renewal round ended (a renewal delayed beyond its deadline on
 // a stalled node can still restore it there, until its TTL).
@@ -112,7 +112,9 @@ func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *r
 	for i := range e.nodes {
 		b.counts[i] = e.counts(i, now)
 	}
-	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: &leases}, b.deadline)
+	// A restored lock is noted with the native locks' lock-delay (session
+	// locks are LOCK.ACQUIRE's), as their acquire noted it.
+	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: &leases, AuxTTL: e.opts.NativeLockDelay}, b.deadline)
 	return b
 }
 

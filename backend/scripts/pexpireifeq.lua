@@ -4,13 +4,15 @@
 -- ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
 -- window is over, as on one Redis the key would be gone. The note then records ARGV[3i],
 -- the new padding, keeps a fenced lock's token, and keeps outliving the key by as much
--- as it did (a lock-delay). With one more ARGV ("restore", a session's renewal), a lock
+-- as it did (a lock-delay). With one more ARGV (a session's renewal: the lock-delay in ms), a lock
 -- whose key and note are both absent here (never over another owner's key, nor during a
 -- lock-delay, whose note outlives its key) is set again with the same padded TTL, noted
--- as a fenced lock's (round unknown, token 0: the holders that kept it keep the token);
+-- as a fenced lock's (round unknown, token 0: the holders that kept it keep the token),
+-- its note outliving the key by the lock-delay as an acquire's does;
 -- it is not counted in this renewal, only in the next ones that find it held.
 -- Returns, per lock, 1 when extended, else 0.
 local restore = #ARGV % 3 == 1
+local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
 local out = {}
 for i = 1, #KEYS / 2 do
   local key, meta = KEYS[2 * i - 1], KEYS[2 * i]
@@ -35,7 +37,7 @@ for i = 1, #KEYS / 2 do
     end
   elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
     redis.call("SET", key, value, "PX", ms)
-    redis.call("SET", meta, " " .. newpad .. " 0", "PX", ms)
+    redis.call("SET", meta, " " .. newpad .. " 0", "PX", ms + restoreDelay)
   end
 end
 return out

@@ -11,8 +11,12 @@ local function now()
 end
 local function lease(waiter, ms)
   redis.call("ZADD", KEYS[2], now() + ms, waiter)
-  redis.call("PEXPIRE", KEYS[1], ms)
-  redis.call("PEXPIRE", KEYS[2], ms)
+  -- never shorten: another waiter's lease may end later than this one
+  for _, k in ipairs(KEYS) do
+    if redis.call("PTTL", k) < ms then
+      redis.call("PEXPIRE", k, ms)
+    end
+  end
 end
 local mode = ARGV[1]
 if mode == "tail" then

@@ -1,0 +1,104 @@
+package quorum
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// Same value, another lock (review of issue 23's fixes): owner A's fenced
+// lock "v" is released on nodes 0 and 1 while node 2 is cut off, so A's
+// lock, with A's token, stays on node 2 until it expires. Owner B then
+// takes the key with a plain SET NX PX and the same value (libraries that
+// write a constant value do) on nodes 0 and 1, and reads its first token
+// while node 2 is still away: fixed on 0 and 1, above A's. Node 2 comes
+// back. B's lock is the same lock; its token must stay the one answered,
+// never A's older token read from node 2's stale copy.
+func TestSameValueStaleFencedCopyKeepsNewLocksToken(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	a, err := e.AcquireFenced(ctx, "reuse", "v", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "A's lock on every node", func() bool { return holders(fs, "reuse", "v") == 3 })
+	fs[2].setFault(errRefused, 0, nil)
+	if err := e.Release(ctx, "reuse", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Acquire(ctx, "reuse", "v", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	first, err := e.TokenOf(ctx, "reuse")
+	if err != nil || first.Token <= a.Token {
+		t.Fatalf("B's first token = %+v, %v; want one above A's %d", first, err, a.Token)
+	}
+	fs[2].setFault(nil, 0, nil) // node 2 back, still holding A's lock
+	for range 3 {
+		again, err := e.TokenOf(ctx, "reuse")
+		if err == nil && again.Token != first.Token {
+			t.Fatalf("B's token read again = %d (A's was %d); want B's first answer %d: one lock, one token", again.Token, a.Token, first.Token)
+		}
+	}
+}
+
+// The same with B's token not read before node 2 is back: B's first
+// token must be above A's (A's lock, released, gave A's token), never
+// A's token read from node 2's stale copy.
+func TestSameValueStaleFencedCopyFirstToken(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	a, err := e.AcquireFenced(ctx, "reuse", "v", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "A's lock on every node", func() bool { return holders(fs, "reuse", "v") == 3 })
+	fs[2].setFault(errRefused, 0, nil)
+	if err := e.Release(ctx, "reuse", "v"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Acquire(ctx, "reuse", "v", 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	fs[2].setFault(nil, 0, nil)
+	got, err := e.TokenOf(ctx, "reuse")
+	if err == nil && got.Token != 0 && got.Token <= a.Token {
+		t.Fatalf("B's first token = %d; A's released lock had %d: a new lock's token must be above", got.Token, a.Token)
+	}
+}
+
+// A session lock restored on two of three nodes (each lost it and a
+// renewal set it again, noted with no round and token 0) keeps the token
+// its one original holder notes: restores never make holders "mixed".
+func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	g, err := e.AcquireFenced(ctx, "restored", "s", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the token noted on every node", func() bool {
+		for _, f := range fs {
+			f.mu.Lock()
+			tok := f.data["restored"].token
+			f.mu.Unlock()
+			if tok != g.Token {
+				return false
+			}
+		}
+		return true
+	})
+	for _, f := range fs[:2] {
+		f.mu.Lock()
+		l := f.data["restored"]
+		l.round, l.token, l.note = "", 0, NoteFenced
+		f.data["restored"] = l
+		f.mu.Unlock()
+	}
+	if en, err := e.TokenOf(ctx, "restored"); err != nil || en.Token != g.Token {
+		t.Fatalf("TokenOf = %+v, %v; want the lock's token %d", en, err, g.Token)
+	}
+}
