@@ -98,7 +98,7 @@ func TestQuarantineEndsOnlyByOwnClock(t *testing.T) {
 // total wipe stay above those before it.
 func TestWipedDeploymentIsSeededFromTheClock(t *testing.T) {
 	fs, nodes := fakes(3)
-	e := newEngine(t, nodes, WithMaxTTL(time.Second), WithTimeoutFactor(0.5), WithHealthInterval(10*time.Millisecond))
+	e := newEngine(t, nodes, WithMaxTTL(time.Second), WithNodeTimeout(250*time.Millisecond), WithTimeoutFactor(0.5), WithHealthInterval(10*time.Millisecond))
 	eventuallyTrue(t, func() bool { return e.allIntact() })
 	acquire := func(key string) Grant {
 		var g Grant

@@ -16,8 +16,13 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func newEngine(t *testing.T, nodes []Node, opts ...Option) *Engine {
 	t.Helper()
 	// No lock-delay unless a test asks: the quarantine window is then the
-	// padded max_ttl that the quarantine tests reckon with.
-	e, err := New(nodes, append([]Option{WithLogger(slog.New(slog.DiscardHandler)), WithLockDelay(0, 0)}, opts...)...)
+	// padded max_ttl that the quarantine tests reckon with. Fake nodes
+	// answer at once, but under -race on a loaded 2-core machine the
+	// engine's own goroutines can wait hundreds of milliseconds for a CPU:
+	// rounds wait up to 2 s (half the TTL) for a node unless a test asks
+	// for less.
+	base := []Option{WithLogger(slog.New(slog.DiscardHandler)), WithLockDelay(0, 0), WithNodeTimeout(2 * time.Second), WithTimeoutFactor(0.5)}
+	e, err := New(nodes, append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -194,7 +194,7 @@ func TestCountersBootstrapMarksTheWholeDeployment(t *testing.T) {
 	for i, f := range fs {
 		f.info.Uptime = time.Duration(i) * -200 * time.Millisecond // node0 oldest: it leaves quarantine first
 	}
-	e := newEngine(t, ns, WithMaxTTL(300*time.Millisecond), WithHealthInterval(10*time.Millisecond))
+	e := newEngine(t, ns, WithMaxTTL(300*time.Millisecond), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	eventuallyTrue(t, func() bool {
 		st := e.Status()
 		return st[0].Intact && st[1].Intact && st[2].Intact
