@@ -72,7 +72,10 @@ func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl
 		s.track(c, kindExtend, start, g, err)
 		if err == nil && held[i] != value {
 			start = time.Now()
-			g, err = s.engine.Overwrite(c.ctx, string(k), value, ttl)
+			// Only where it still holds held[i]: the key may have passed
+			// to another owner since (Redis runs bsm's check and MSET as
+			// one script; here they are rounds apart).
+			g, err = s.engine.OverwriteIfEq(c.ctx, string(k), held[i], value, ttl)
 			s.track(c, kindExtend, start, g, err)
 		}
 		if errors.Is(err, quorum.ErrNotHeld) || errors.Is(err, quorum.ErrTaken) {
