@@ -26,11 +26,12 @@ const bsmV10Obtain = "eb0c00d98f6f33b4262419a509002884540f30be"
 type beforeOverwrite struct {
 	*backend.Node
 	once *sync.Once
+	key  string // of this key only ("" any)
 	hook func(key string)
 }
 
 func (n beforeOverwrite) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
-	if op.Kind == quorum.OpSetXX {
+	if op.Kind == quorum.OpSetXX && (n.key == "" || op.Key == n.key) {
 		n.once.Do(func() { n.hook(op.Key) })
 	}
 	n.Node.Do(op, deadline, done)
@@ -48,6 +49,20 @@ func (n beforeOverwrite) Do(op quorum.Op, deadline time.Time, done func(quorum.R
 // overwrite round; the re-obtain must answer nil and leave the third
 // owner's lock alone.
 func TestBsmReobtainNeverOverwritesAnotherOwner(t *testing.T) {
+	testBsmReobtainHandOver(t, []string{"k"}, "k")
+}
+
+// TestBsmReobtainAllOrNone: a re-obtain of two keys where the second passes
+// to another owner just before its overwrite answers nil and, as Redis's
+// one script would, leaves the first with the value it held: not with the
+// caller's new one (which the caller, told it failed, never releases; the
+// token's earlier holder, its value replaced, could neither refresh nor
+// release it either).
+func TestBsmReobtainAllOrNone(t *testing.T) {
+	testBsmReobtainHandOver(t, []string{"k1", "k2"}, "k2")
+}
+
+func testBsmReobtainHandOver(t *testing.T, keys []string, target string) {
 	var (
 		minis []*miniredis.Miniredis
 		nodes []quorum.Node
@@ -65,7 +80,7 @@ func TestBsmReobtainNeverOverwritesAnotherOwner(t *testing.T) {
 	for range 3 {
 		m := miniredis.RunT(t)
 		minis = append(minis, m)
-		nodes = append(nodes, beforeOverwrite{backend.NewNode(&redis.Options{Addr: m.Addr()}), &once, handOver})
+		nodes = append(nodes, beforeOverwrite{backend.NewNode(&redis.Options{Addr: m.Addr()}), &once, target, handOver})
 	}
 	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
@@ -85,7 +100,7 @@ func TestBsmReobtainNeverOverwritesAnotherOwner(t *testing.T) {
 	// The token "tokA" holds the key with metadata "-m1".
 	// (retried while the fresh engine reads its backends' identities).
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		err := c.EvalSha(ctx, bsmV10Obtain, []string{"k"}, "tokA-m1", 4, 60000).Err()
+		err := c.EvalSha(ctx, bsmV10Obtain, keys, "tokA-m1", 4, 60000).Err()
 		if err == nil {
 			break
 		}
@@ -95,12 +110,21 @@ func TestBsmReobtainNeverOverwritesAnotherOwner(t *testing.T) {
 	}
 	// Re-obtain with the same token, new metadata; the key changes hands
 	// just before the overwrite.
-	err = c.EvalSha(ctx, bsmV10Obtain, []string{"k"}, "tokA-m2", 4, 60000).Err()
-	held := make([]string, len(minis))
-	for i, m := range minis {
-		held[i], _ = m.Get("k")
+	err = c.EvalSha(ctx, bsmV10Obtain, keys, "tokA-m2", 4, 60000).Err()
+	if !errors.Is(err, redis.Nil) {
+		t.Errorf("re-obtain after %s passed to another owner = %v; want nil", target, err)
 	}
-	if !errors.Is(err, redis.Nil) || held[0] != third || held[1] != third || held[2] != third {
-		t.Fatalf("re-obtain after the key passed to another owner = %v (want nil); the backends hold %q (want the third owner's %q on each)", err, held, third)
+	for _, k := range keys {
+		want := "tokA-m1"
+		if k == target {
+			want = third
+		}
+		held := make([]string, len(minis))
+		for i, m := range minis {
+			held[i], _ = m.Get(k)
+		}
+		if held[0] != want || held[1] != want || held[2] != want {
+			t.Errorf("after the re-obtain the backends hold %s = %q; want %q on each", k, held, want)
+		}
 	}
 }
