@@ -119,12 +119,17 @@ func testBsmReobtainHandOver(t *testing.T, keys []string, target string) {
 		if k == target {
 			want = third
 		}
-		held := make([]string, len(minis))
+		// A quorum holds it so (a round answers once a quorum did: a
+		// straggler's write may land later).
+		held, agree := make([]string, len(minis)), 0
 		for i, m := range minis {
 			held[i], _ = m.Get(k)
+			if held[i] == want {
+				agree++
+			}
 		}
-		if held[0] != want || held[1] != want || held[2] != want {
-			t.Errorf("after the re-obtain the backends hold %s = %q; want %q on each", k, held, want)
+		if agree < len(minis)/2+1 {
+			t.Errorf("after the re-obtain the backends hold %s = %q; want %q on a quorum", k, held, want)
 		}
 	}
 }
