@@ -98,6 +98,9 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpDel:
 		return script(delScript)
 	case quorum.OpSetXX:
+		if op.IfEq != "" {
+			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.IfEq)
+		}
 		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
 	case quorum.OpHashAcquire:
 		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)

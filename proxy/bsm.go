@@ -59,28 +59,48 @@ func (s *Server) bsmObtain(c *request, keys [][]byte, value string, tokenLen []b
 
 // bsmReobtain re-obtains keys that are all held by values sharing value's
 // token: each is extended for the value it holds (which proves it still
-// holds it on a quorum, for ttl) and then overwritten with value. Any key
-// held otherwise, or lost meanwhile, answers nil.
+// holds it on a quorum, for ttl), and only then is each overwritten with
+// value where it still holds that value. Any key held otherwise, or lost
+// meanwhile, answers nil, and the keys already overwritten get back the
+// value they held: all or none, as Redis's one script.
 func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl time.Duration) {
 	held, ok := s.heldBy(c, keys, func(v string) bool { return sharesToken(v, value, n) })
 	if !ok {
 		return
 	}
-	for i, k := range keys {
-		start := time.Now()
-		g, err := s.engine.Extend(c.ctx, string(k), held[i], ttl)
-		s.track(c, kindExtend, start, g, err)
-		if err == nil && held[i] != value {
-			start = time.Now()
-			g, err = s.engine.Overwrite(c.ctx, string(k), value, ttl)
-			s.track(c, kindExtend, start, g, err)
-		}
+	failed := func(err error) {
 		if errors.Is(err, quorum.ErrNotHeld) || errors.Is(err, quorum.ErrTaken) {
 			c.writeNull()
 			return
 		}
+		c.writeErr(err)
+	}
+	for i, k := range keys {
+		start := time.Now()
+		g, err := s.engine.Extend(c.ctx, string(k), held[i], ttl)
+		s.track(c, kindExtend, start, g, err)
 		if err != nil {
-			c.writeErr(err)
+			failed(err)
+			return
+		}
+	}
+	for i, k := range keys {
+		if held[i] == value {
+			continue
+		}
+		// Only where it still holds held[i]: the key may have passed to
+		// another owner since (Redis runs bsm's check and MSET as one
+		// script; here they are rounds apart).
+		start := time.Now()
+		g, err := s.engine.OverwriteIfEq(c.ctx, string(k), held[i], value, ttl)
+		s.track(c, kindExtend, start, g, err)
+		if err != nil {
+			for j := range i { // put back what this call replaced
+				if held[j] != value {
+					_, _ = s.engine.OverwriteIfEq(c.ctx, string(keys[j]), value, held[j], ttl)
+				}
+			}
+			failed(err)
 			return
 		}
 	}

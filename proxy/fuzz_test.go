@@ -56,6 +56,11 @@ func FuzzServeRESP(f *testing.F) {
 		"*2\r\n$4\r\nECHO\r\n$1000000\r\nxxxx", "*2\r\n$4\r\nECHO\r\n$9223372036854775807\r\n",
 		"*1\r\n$-1\r\n", "*0\r\n", "*1\r\n+PING\r\n", "*1\r\n$4\r\nPING\n", "AUTH guess\r\nAUTH default guess\r\n",
 		"SET 'a b' \"c\\td\" NX PX 100\r\n", "X\r\nX\r\nX\r\nX\r\n",
+		// bsm/redislock v0.10's multi-key scripts: token lengths and key
+		// lists at their edges (duplicates, a reserved key among others).
+		"EVALSHA eb0c00d98f6f33b4262419a509002884540f30be 2 a b tok-m 3 30000\r\nEVALSHA eb0c00d98f6f33b4262419a509002884540f30be 2 a a tox-n -1 30000\r\n" +
+			"EVALSHA eb0c00d98f6f33b4262419a509002884540f30be 1 a t 99999999999999999999 30000\r\nEVALSHA 5a22d7e8431313862816d4416b5e46dd70fc340d 2 a b tok-m 100\r\n" +
+			"EVALSHA 66e1084c2d842a7e8c271925aae90219fac4e129 2 b a tok-m\r\nEVALSHA 9470c810040e272ee6c579d8d4331aaf6332a7b1 3 a b __redlock:token tok-m\r\n",
 	} {
 		f.Add([]byte(seed))
 	}

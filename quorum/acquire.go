@@ -105,6 +105,20 @@ func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Dura
 	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID()}, ttl)
 }
 
+// OverwriteIfEq sets key to value with ttl (padded) on every node where
+// it holds held (compare-and-set): a holder replaces its own value, and
+// never a lock that passed to another owner since it last looked.
+// Extend's rules; a quorum not holding held fails with ErrNotHeld.
+func (e *Engine) OverwriteIfEq(ctx context.Context, key, held, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	if held == "" {
+		return Grant{}, ErrNotHeld
+	}
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID()}, ttl)
+}
+
 // extend runs an extend round of op with Extend's rules.
 func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
 	r, err := e.startTimed(ctx, op, ttl)

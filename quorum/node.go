@@ -80,7 +80,7 @@ const (
 	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
 	OpDel                           // delete Key whatever it holds; OK: it existed
-	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL; OK: done
+	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
 	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL
@@ -130,7 +130,10 @@ type Op struct {
 	// while a note outlives its lock the key cannot be set.
 	Aux    string
 	AuxTTL time.Duration
-	N      int64
+	// IfEq, when not empty, makes an OpSetXX overwrite Key only where it
+	// holds IfEq: a compare-and-set (OverwriteIfEq).
+	IfEq string
+	N    int64
 	// Round identifies the round that writes (acquire, overwrite): kept
 	// beside the key, so that a rollback (OpUndo) removes only its own
 	// round's write, never a retry's through another replica.

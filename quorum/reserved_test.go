@@ -22,6 +22,7 @@ func TestRoundsRefuseReservedKeys(t *testing.T) {
 		_, errs["AcquireFenced"] = e.AcquireFenced(ctx, k, "v", ttl)
 		_, errs["Extend"] = e.Extend(ctx, k, "v", ttl)
 		_, errs["Overwrite"] = e.Overwrite(ctx, k, "v", ttl)
+		_, errs["OverwriteIfEq"] = e.OverwriteIfEq(ctx, k, "old", "v", ttl)
 		errs["Release"] = e.Release(ctx, k, "v")
 		_, errs["ForceRelease"] = e.ForceRelease(ctx, k)
 		_, errs["Read"] = e.Read(ctx, k)
