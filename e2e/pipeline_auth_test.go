@@ -27,7 +27,7 @@ func TestPipelineBeforeAuthClosesOnce(t *testing.T) {
 			for i := range n {
 				if i%4 == 3 {
 					fmt.Fprintf(&send, "NOPE%d\r\n", i)
-					want = append(want, fmt.Sprintf("-ERR unknown command 'NOPE%d', with args beginning with: (redlock-proxy serves lock commands only)", i))
+					want = append(want, fmt.Sprintf("-ERR unknown command 'NOPE%d', with args beginning with: ", i))
 				} else {
 					fmt.Fprintf(&send, "GET key%d\r\n", i)
 					want = append(want, "-NOAUTH Authentication required.")

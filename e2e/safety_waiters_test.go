@@ -31,18 +31,18 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 		defer c.Close()
 	}
 	const key, lease = "{queue}", 1500 * time.Millisecond
-	queued := func() int { // backends holding the key's queue
+	queued := func(who string) bool { // who waits in the key's queue on a quorum
 		n := 0
 		for _, r := range e.redis {
-			if x, _ := r.Client().Exists(ctx, "__redlock:q:"+key).Result(); x > 0 {
+			if _, err := r.Client().ZScore(ctx, "__redlock:q:"+key, who).Result(); err == nil {
 				n++
 			}
 		}
-		return n
+		return n >= 3
 	}
-	awaitQueued := func(want bool) bool {
-		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-			if (queued() >= 3) == want {
+	awaitQueued := func(who string) bool {
+		for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+			if queued(who) {
 				return true
 			}
 		}
@@ -58,10 +58,9 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			h.fail("not set up: round %d: the holder never got the key", round)
 			return
 		}
-		held := time.Now()
 		if nc, err := net.Dial("tcp", addrs[1]); err == nil { // the ghost
 			fmt.Fprintf(nc, "LOCK.ACQUIRE %s ghost%d %d WAIT 20000\r\nx", key, round, lease.Milliseconds())
-			if !awaitQueued(true) {
+			if !awaitQueued(fmt.Sprint("ghost", round)) {
 				h.fail("not set up: round %d: the ghost never queued", round)
 			}
 			nc.Close()
@@ -114,7 +113,9 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 				}
 			}()
 		}
-		time.Sleep(300*time.Millisecond - time.Since(held)) // W queues behind the ghost's place
+		if !awaitQueued(fmt.Sprint("W", round)) { // W queues behind the ghost's place
+			h.fail("not set up: round %d: the live waiter never queued", round)
+		}
 		release := time.Now()
 		h.attempt(key, holder, got.sent, got.replied, lease, true, nil, release)
 		_ = cs[0].Do(ctx, "LOCK.RELEASE", key, holder).Err()
