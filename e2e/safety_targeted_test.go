@@ -41,6 +41,19 @@ func (e *faultEnv) awaitState(c *redis.Client, replica, i int, state string) boo
 	return false
 }
 
+// awaitAnswering polls a replica's INFO until backend i is in any state but
+// down (up, or quarantined when quarantine is on); false after 10 s.
+func (e *faultEnv) awaitAnswering(c *redis.Client, replica, i int) bool {
+	link := "addr=" + e.tox[replica][i].Listen + ",state="
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		info, err := c.Info(context.Background(), "redlock").Result()
+		if _, rest, found := strings.Cut(info, link); err == nil && found && !strings.HasPrefix(rest, "down,") {
+			return true
+		}
+	}
+	return false
+}
+
 // retryAcrossReplicas: replica 0's links to backends 2-4 stall for 150 ms
 // while it sends SET k v NX; the same SET k v (a client's retry) through
 // replica 1 wins 2-4; replica 0's links heal before its rollback. A third owner then

@@ -196,13 +196,34 @@ func restartFault(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	defer cb.Close()
 	e.toxic(3, "refuse", "reset_peer", "upstream", 1, `{"timeout":0}`)
 	e.toxic(4, "refuse", "reset_peer", "upstream", 1, `{"timeout":0}`)
-	time.Sleep(300 * time.Millisecond) // both replicas see 3 and 4 down
-	sent := time.Now()
-	ok, err := ca.SetNX(ctx, "lock:forced", "A", suiteMaxTTL).Result()
-	h.attempt("lock:forced", "A", sent, time.Now(), suiteMaxTTL, ok, err, time.Time{})
-	e.clearToxics()
-	time.Sleep(600 * time.Millisecond) // 3 and 4 back up
+	// Each step waits for the state it needs rather than a fixed time: on a
+	// busy machine the replicas' checks come late.
+	for _, i := range []int{3, 4} { // both replicas see 3 and 4 down
+		if !e.awaitState(ca, 0, i, "down") || !e.awaitState(cb, 1, i, "down") {
+			h.fail("not set up: backend %d never down on both replicas", i)
+		}
+	}
+	var sent time.Time
+	for n := 0; n < 5; n++ { // A's lock, on 0-2 only (a refused try is no lock)
+		sent = time.Now()
+		ok, err := ca.SetNX(ctx, "lock:forced", "A", suiteMaxTTL).Result()
+		h.attempt("lock:forced", "A", sent, time.Now(), suiteMaxTTL, ok, err, time.Time{})
+		if ok {
+			break
+		}
+		if n == 4 {
+			h.fail("not set up: A's lock on backends 0-2 got %v, %v", ok, err)
+		}
+	}
+	// Backend 0 loses A's lock while 3 and 4 come back: the waits for
+	// them overlap, so as much of A's window as may be is left for B.
 	e.redis[0].Restart()
+	e.clearToxics()
+	for _, i := range []int{3, 4, 0} { // 3, 4 and the restarted 0 answer where B asks
+		if !e.awaitAnswering(cb, 1, i) {
+			h.fail("not set up: backend %d never answered again on replica 2", i)
+		}
+	}
 	for n := 0; time.Since(sent) < suiteMaxTTL-200*time.Millisecond; n++ {
 		s := time.Now()
 		ok, err := cb.SetNX(ctx, "lock:forced", "B", suiteMaxTTL).Result()

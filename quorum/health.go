@@ -1,7 +1,10 @@
 package quorum
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 )
@@ -178,6 +181,15 @@ func (h *health) unsendable() error {
 		return &duplicateError{of: h.dupOf}
 	}
 	return nil
+}
+
+// timedOut says whether the last check failed by running out of time only
+// (its context, or a read or dial deadline), not by a refusal or a reply.
+func (h *health) timedOut() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var nerr net.Error
+	return !h.up && (errors.Is(h.err, context.DeadlineExceeded) || errors.As(h.err, &nerr) && nerr.Timeout())
 }
 
 func (h *health) snapshotUp() bool {

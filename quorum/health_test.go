@@ -1,6 +1,7 @@
 package quorum
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -149,4 +150,41 @@ func TestQuarantineWindowIncludesLockDelay(t *testing.T) {
 		defer fs[0].mu.Unlock()
 		return fs[0].record == want
 	})
+}
+
+// A health check that only timed out (the proxy or the backend stalled, the
+// connection is fine) must not back off for seconds: the node is checked
+// again soon, so a short stall costs a short outage, not up to 5 s of
+// refused locks. A node that stays slow is still checked and kept down.
+func TestTimedOutCheckIsRetriedSoon(t *testing.T) {
+	fs, nodes := fakes(5)
+	e := newEngine(t, nodes, WithHealthInterval(time.Hour))
+	fs[4].mu.Lock()
+	fs[4].infoErr = context.DeadlineExceeded
+	fs[4].mu.Unlock()
+	e.nudgeCheck(4)
+	deadline := time.Now().Add(5 * time.Second)
+	for e.Status()[4].Up {
+		if time.Now().After(deadline) {
+			t.Fatal("the node whose checks time out is still up after 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(1800 * time.Millisecond) // a stall of several checks
+	if e.Status()[4].Up {
+		t.Fatal("the node came up while its checks still time out")
+	}
+	fs[4].mu.Lock()
+	fs[4].infoErr = nil
+	fs[4].mu.Unlock()
+	ended := time.Now()
+	for !e.Status()[4].Up {
+		if time.Since(ended) > 5*time.Second {
+			t.Fatal("the node is still down 5s after its checks answer again")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if took := time.Since(ended); took > 600*time.Millisecond {
+		t.Fatalf("the node was down %v after a timeout-only stall ended; want a re-check within ~100ms", took.Round(time.Millisecond))
+	}
 }

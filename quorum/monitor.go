@@ -124,7 +124,12 @@ func (e *Engine) monitor(ctx context.Context, i int, first *sync.WaitGroup) {
 		switch {
 		case up:
 			backoff = e.opts.HealthInterval
-		case wasUp || backoff == e.opts.HealthInterval:
+		case wasUp || backoff == e.opts.HealthInterval || h.timedOut():
+			// A check that only ran out of time (a stall of this process
+			// or of the backend; nothing refused or broke the connection)
+			// is repeated soon rather than backed off for seconds: rounds
+			// skip a down node, so only the monitor brings it back. Being
+			// up never makes a node vote: its quarantine is judged apart.
 			backoff = 100 * time.Millisecond
 		default:
 			backoff = min(2*backoff, 5*time.Second)
