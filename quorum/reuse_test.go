@@ -14,7 +14,11 @@ import (
 // while node 2 is still away: fixed on 0 and 1, above A's. Node 2 comes
 // back. B's lock is the same lock; its token must stay the one answered,
 // never A's older token read from node 2's stale copy.
-func TestSameValueStaleFencedCopyKeepsNewLocksToken(t *testing.T) {
+// staleFencedCopy sets up both tests: A's fenced lock "v" released while
+// node 2 is cut off (node 2 keeps A's copy, and stays cut off), then B's
+// plain lock with the same value on nodes 0 and 1.
+func staleFencedCopy(t *testing.T) ([]*fakeNode, *Engine, Grant) {
+	t.Helper()
 	fs, ns := fakes(3)
 	e := newEngine(t, ns)
 	ctx := context.Background()
@@ -30,6 +34,12 @@ func TestSameValueStaleFencedCopyKeepsNewLocksToken(t *testing.T) {
 	if _, err := e.Acquire(ctx, "reuse", "v", 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
+	return fs, e, a
+}
+
+func TestSameValueStaleFencedCopyKeepsNewLocksToken(t *testing.T) {
+	fs, e, a := staleFencedCopy(t)
+	ctx := context.Background()
 	first, err := e.TokenOf(ctx, "reuse")
 	if err != nil || first.Token <= a.Token {
 		t.Fatalf("B's first token = %+v, %v; want one above A's %d", first, err, a.Token)
@@ -47,21 +57,8 @@ func TestSameValueStaleFencedCopyKeepsNewLocksToken(t *testing.T) {
 // token must be above A's (A's lock, released, gave A's token), never
 // A's token read from node 2's stale copy.
 func TestSameValueStaleFencedCopyFirstToken(t *testing.T) {
-	fs, ns := fakes(3)
-	e := newEngine(t, ns)
+	fs, e, a := staleFencedCopy(t)
 	ctx := context.Background()
-	a, err := e.AcquireFenced(ctx, "reuse", "v", 30*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "A's lock on every node", func() bool { return holders(fs, "reuse", "v") == 3 })
-	fs[2].setFault(errRefused, 0, nil)
-	if err := e.Release(ctx, "reuse", "v"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.Acquire(ctx, "reuse", "v", 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	fs[2].setFault(nil, 0, nil)
 	got, err := e.TokenOf(ctx, "reuse")
 	if err == nil && got.Token != 0 && got.Token <= a.Token {
