@@ -42,7 +42,7 @@ func TestBadInput(t *testing.T) {
 		{[]any{"eval", harness.UnlockScript, "x", "k"}, "ERR value is not an integer or out of range"},
 		{[]any{"eval", harness.UnlockScript, "0"}, "ERR script "},
 		{[]any{"evalsha", "ffffffffffffffffffffffffffffffffffffffff", "0"}, "NOSCRIPT No matching script. Please use EVAL."},
-		{[]any{"select", "1"}, "ERR DB index is out of range"},
+		{[]any{"select", "16"}, "ERR DB index is out of range"},
 		{[]any{"cluster", "slots"}, "ERR This instance has cluster support disabled"},
 		{[]any{"hello", "4"}, "NOPROTO unsupported protocol version"},
 		{[]any{"client", "tracking", "on"}, "ERR unknown subcommand 'tracking'"},

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // cmdRedlock: the admin commands.
@@ -42,13 +44,21 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 			}
 			limit = n
 		}
-		locks, err := s.engine.Locks(c.ctx, prefix, limit)
+		// The connection's database's locks, by the keys its clients named.
+		locks, err := s.engine.Locks(c.ctx, quorum.NamespaceKey(c.db, prefix), limit)
 		if err != nil {
 			c.writeErr(err)
 			return
 		}
-		c.wr.WriteArray(len(locks))
+		mine := locks[:0]
 		for _, l := range locks {
+			if k, ok := inDB(c.db, l.Key); ok {
+				l.Key = k
+				mine = append(mine, l)
+			}
+		}
+		c.wr.WriteArray(len(mine))
+		for _, l := range mine {
 			c.wr.WriteArray(3)
 			c.wr.WriteBulkString(l.Key)
 			c.wr.WriteBulkString(l.Owner)
@@ -62,10 +72,11 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 		}
 		// The key by a fingerprint an operator can match (printf %s KEY |
 		// sha256sum | cut -c1-16) without the log showing it, unless log_values.
-		sum := sha256.Sum256(args[2])
+		sum := sha256.Sum256([]byte(clientKey(string(args[2]))))
 		attrs := []any{"user", user, "client", c.conn.nc.RemoteAddr().String(), "existed", existed, "key_sha256", hex.EncodeToString(sum[:8])}
+		attrs = append(attrs, "db", c.db)
 		if s.opts.logValues {
-			attrs = append(attrs, "key", string(args[2]))
+			attrs = append(attrs, "key", clientKey(string(args[2])))
 		}
 		if err != nil {
 			attrs = append(attrs, "err", err)

@@ -232,6 +232,7 @@ func (c *client) admit(r *request, args [][]byte) *command {
 		r.writeErr(errSubscribed(cmd.name))
 		return nil
 	}
+	c.mapKeys(cmd, args) // judged as the client named them, run in its database
 	c.lastCmd.Store(cmd)
 	if !cmd.concurrent() {
 		r.conn = c // it runs alone: it may change the session

@@ -182,20 +182,8 @@ func (c *client) info() string {
 	if cmd := c.lastCmd.Load(); cmd != nil {
 		last = cmd.name
 	}
-	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=0 cmd=%s resp=%d lib-name=%s lib-ver=%s\n",
-		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), last, c.proto, c.libName, c.libVer)
-}
-
-func cmdSelect(c *request, args [][]byte) {
-	db, err := strconv.Atoi(string(args[1]))
-	switch {
-	case err != nil:
-		c.writeErr(errNotInteger)
-	case db != 0:
-		c.writeErr(errDBIndex)
-	default:
-		c.wr.WriteString("OK")
-	}
+	return fmt.Sprintf("id=%d addr=%s laddr=%s name=%s age=%d db=%d cmd=%s resp=%d lib-name=%s lib-ver=%s\n",
+		c.id, c.nc.RemoteAddr(), c.nc.LocalAddr(), c.name, int(time.Since(c.created).Seconds()), c.db, last, c.proto, c.libName, c.libVer)
 }
 
 func cmdCluster(c *request, _ [][]byte) { c.writeErr(errClusterOff) }

@@ -30,8 +30,8 @@ var (
 var (
 	errMaxClients = respError("ERR max number of clients reached")
 	errClusterOff = respError("ERR This instance has cluster support disabled")
-	errDBIndex    = respError("ERR DB index is out of range (redlock-proxy serves database 0 only)")
-	errNoScript   = respError("NOSCRIPT No matching script. Please use EVAL.")
+
+	errNoScript = respError("NOSCRIPT No matching script. Please use EVAL.")
 )
 
 // Arguments.

@@ -179,7 +179,7 @@ func (s *spec) places() []pos {
 // one check of the KEYS and ARGV counts and one parse of each TTL.
 func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	if s.dbFirst {
-		if len(argv) < 1 || string(argv[0]) != "0" {
+		if len(argv) < 1 { // runScript mapped KEYS into ARGV[1]'s database
 			return operands{}, errDBIndex
 		}
 		argv = argv[1:]
@@ -202,8 +202,10 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 		}
 		return string(argv[p.i-1])
 	}
-	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: at(s.channel),
-		message: at(s.message), latch: at(s.latch), absentReleased: s.absentReleased, keys: keys, argv: argv}
+	// A channel or message taken from KEYS is published as the client named
+	// it, not as its database's key (selectdb.go).
+	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: clientName(s.channel, at(s.channel)),
+		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, keys: keys, argv: argv}
 	var err error
 	if s.ttl.i > 0 {
 		if o.ttl, err = parseMillis(argv[s.ttl.i-1], s.ttlCmd); err != nil {
@@ -218,6 +220,14 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	return o, nil
 }
 
+// clientName is a KEYS operand as the client named it.
+func clientName(p pos, v string) string {
+	if p.inKeys {
+		return clientKey(v)
+	}
+	return v
+}
+
 // describe says where s reads its operands, for the error a short call gets.
 func (s *spec) describe() string {
 	names := []string{"the lock key", "the owner", "the TTL in ms", "the token counter", "the channel", "the message", "the latch", "the latch TTL in ms"}
@@ -228,7 +238,7 @@ func (s *spec) describe() string {
 		}
 	}
 	if s.dbFirst {
-		parts = append([]string{"ARGV[1] the database 0, the ARGV below counted after it"}, parts...)
+		parts = append([]string{"ARGV[1] the database (0-15), the ARGV below counted after it"}, parts...)
 	}
 	if s.ownerPerKey {
 		parts = append(parts, "an owner in ARGV for each key")

@@ -30,7 +30,14 @@ func (s *Server) runScript(c *request, sha string, sp *spec, rest [][]byte) {
 		c.writeErr(err)
 		return
 	}
-	o, err := sp.operands(sha, keys, argv)
+	db := c.db
+	if sp.dbFirst && len(argv) > 0 { // the script SELECTs ARGV[1] itself
+		if db, err = parseDB(argv[0]); err != nil {
+			c.writeErr(err)
+			return
+		}
+	}
+	o, err := sp.operands(sha, mapScriptKeys(db, keys), argv)
 	if err != nil {
 		c.writeErr(err)
 		return

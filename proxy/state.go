@@ -91,6 +91,7 @@ type session struct {
 	proto           int   // RESP version: 2, or 3 after HELLO 3
 	name            string
 	libName, libVer string
+	db              int // SELECT's lock namespace, 0-15 (selectdb.go)
 }
 
 // command is one entry of the dispatch table.

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 )
 
@@ -42,8 +43,50 @@ func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 
-// IsInternal reports whether key is one the engine keeps for itself.
-func IsInternal(key string) bool { return strings.HasPrefix(key, InternalPrefix) }
+// DBPrefix starts the keys of the lock namespaces a proxy serves beside
+// database 0 (SELECT n): NamespaceKey(n, key) is "__redlock:db<n>:" + key.
+// They are clients' keys, not the engine's: locks, notes, counters and
+// queues work on them as on any key. The engine's own names never start
+// with it (m:, w:, q:, ql:, intact, counters, token, max_ttl), and a
+// proxy refuses every client name under InternalPrefix, so the mapping is
+// injective: no client key of database 0 is a key of another database.
+const DBPrefix = InternalPrefix + "db"
+
+// NamespaceKey is key of database db on the backends: key itself in
+// database 0, "__redlock:db<n>:" + key in database n > 0.
+func NamespaceKey(db int, key string) string {
+	if db == 0 {
+		return key
+	}
+	return DBPrefix + strconv.Itoa(db) + ":" + key
+}
+
+// SplitNamespace undoes NamespaceKey: the database and the client's key.
+func SplitNamespace(key string) (db int, name string) {
+	rest, ok := strings.CutPrefix(key, DBPrefix)
+	if !ok {
+		return 0, key
+	}
+	i := strings.IndexByte(rest, ':')
+	if i < 1 || i > 2 || rest[0] == '0' || rest[0] < '0' || rest[0] > '9' || rest[i-1] < '0' || rest[i-1] > '9' {
+		return 0, key // only NamespaceKey's own spelling: 1-99, no sign, no leading zero
+	}
+	n, err := strconv.Atoi(rest[:i])
+	if err != nil || n < 1 || n >= 100 {
+		return 0, key
+	}
+	return n, rest[i+1:]
+}
+
+// IsInternal reports whether key is one the engine keeps for itself (not
+// a key of a database other than 0: NamespaceKey).
+func IsInternal(key string) bool {
+	if !strings.HasPrefix(key, InternalPrefix) {
+		return false
+	}
+	db, _ := SplitNamespace(key)
+	return db == 0
+}
 
 // ErrReserved: a caller named a key under InternalPrefix. Only the engine
 // chooses those keys (the markers, records and counters its health checks

@@ -1,0 +1,186 @@
+package e2e
+
+// SELECT n (issue 31): databases 0-15 are separate lock namespaces.
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+)
+
+// TestSelectSeparatesLocks: the same key in database 0 and database 9 is
+// held by two owners at once; neither database's client can read, release,
+// extend or delete the other's lock; a second replica sees database 9's
+// lock in database 9 only; REDLOCK LOCKS lists each database's locks by
+// the keys its clients named.
+func TestSelectSeparatesLocks(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	db := func(addr string, n int) *redis.Client {
+		return h.Client(func(o *redis.Options) { o.Addr, o.DB = addr, n })
+	}
+	zero, nine := db(h.Addr, 0), db(h.Addr, 9)
+	if ok, err := zero.SetNX(ctx, "k", "owner-0", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("db 0 SET k NX = %v, %v", ok, err)
+	}
+	if ok, err := nine.SetNX(ctx, "k", "owner-9", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("db 9 SET k NX while db 0 holds k = %v, %v; want OK (another namespace)", ok, err)
+	}
+	if ok, err := nine.SetNX(ctx, "k", "thief", 30*time.Second).Result(); ok || err != nil {
+		t.Fatalf("a second db 9 SET k NX = %v, %v; want nil (taken)", ok, err)
+	}
+	for _, c := range []struct {
+		cl   *redis.Client
+		want string
+	}{{zero, "owner-0"}, {nine, "owner-9"}} {
+		if v, err := c.cl.Get(ctx, "k").Result(); v != c.want || err != nil {
+			t.Errorf("GET k = %q, %v; want %q", v, err, c.want)
+		}
+	}
+	// Database 9 cannot touch database 0's lock.
+	if n, err := nine.Eval(ctx, harness.UnlockScript, []string{"k"}, "owner-0").Int(); n != 0 || err != nil {
+		t.Errorf("db 9 releasing with db 0's owner = %d, %v; want 0", n, err)
+	}
+	if n, err := nine.Eval(ctx, harness.ExtendScript, []string{"k"}, "owner-0", 60000).Int(); n != 0 || err != nil {
+		t.Errorf("db 9 extending with db 0's owner = %d, %v; want 0", n, err)
+	}
+	if n, err := nine.Do(ctx, "LOCK.RELEASE", "k", "owner-0").Int(); n != 0 || err != nil {
+		t.Errorf("db 9 LOCK.RELEASE with db 0's owner = %d, %v; want 0", n, err)
+	}
+	if n, err := nine.Del(ctx, "k").Result(); n != 1 || err != nil {
+		t.Fatalf("db 9 DEL k = %d, %v; want 1 (its own)", n, err)
+	}
+	if v, err := zero.Get(ctx, "k").Result(); v != "owner-0" || err != nil {
+		t.Fatalf("db 0's lock after db 9's release attempts and DEL: %q, %v", v, err)
+	}
+	if h.Holders("k", "owner-0") < 2 {
+		t.Fatal("db 0's key k is not plain k on the backends")
+	}
+	if ok, err := nine.SetNX(ctx, "k", "owner-9b", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("db 9 retaking k = %v, %v", ok, err)
+	}
+
+	// A second replica: same namespace.
+	_, addr2 := h.Serve()
+	nine2, zero2 := db(addr2, 9), db(addr2, 0)
+	if v, err := nine2.Get(ctx, "k").Result(); v != "owner-9b" || err != nil {
+		t.Errorf("replica 2, db 9: GET k = %q, %v; want owner-9b", v, err)
+	}
+	if v, err := zero2.Get(ctx, "k").Result(); v != "owner-0" || err != nil {
+		t.Errorf("replica 2, db 0: GET k = %q, %v; want owner-0", v, err)
+	}
+	if ok, err := nine2.SetNX(ctx, "k", "thief", 30*time.Second).Result(); ok || err != nil {
+		t.Errorf("replica 2, db 9: SET k NX = %v, %v; want nil (taken)", ok, err)
+	}
+
+	// Admin listings name the client's keys, database by database.
+	listing := func(c *redis.Client) map[string]string {
+		t.Helper()
+		v, err := c.Do(ctx, "REDLOCK", "LOCKS").Slice()
+		if err != nil {
+			t.Fatalf("REDLOCK LOCKS: %v", err)
+		}
+		m := map[string]string{}
+		for _, e := range v {
+			row := e.([]any)
+			m[row[0].(string)] = row[1].(string)
+		}
+		return m
+	}
+	if m := listing(zero); len(m) != 1 || m["k"] != "owner-0" {
+		t.Errorf("db 0 REDLOCK LOCKS = %v; want only k -> owner-0", m)
+	}
+	if m := listing(nine); len(m) != 1 || m["k"] != "owner-9b" {
+		t.Errorf("db 9 REDLOCK LOCKS = %v; want only k -> owner-9b", m)
+	}
+	if info, err := nine.Do(ctx, "CLIENT", "INFO").Text(); err != nil || !strings.Contains(info, " db=9 ") {
+		t.Errorf("CLIENT INFO in db 9 = %q, %v; want db=9", info, err)
+	}
+}
+
+// TestSelectTokensPerDatabase: native fencing tokens only go up per
+// (database, key), and a database's token is not another's.
+func TestSelectTokensPerDatabase(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	zero := h.Client()
+	nine := h.Client(func(o *redis.Options) { o.DB = 9 })
+	var last [2]int64
+	for i := range 3 {
+		for j, c := range []*redis.Client{zero, nine} {
+			tok, err := c.Do(ctx, "LOCK.ACQUIRE", "t", "o", 30000).Int64()
+			if err != nil {
+				t.Fatalf("round %d client %d: LOCK.ACQUIRE = %v", i, j, err)
+			}
+			if tok <= last[j] {
+				t.Fatalf("round %d client %d: token %d after %d", i, j, tok, last[j])
+			}
+			last[j] = tok
+		}
+		// Both held at once, in their own databases.
+		for j, c := range []*redis.Client{zero, nine} {
+			if n, err := c.Do(ctx, "LOCK.RELEASE", "t", "o").Int(); n != 1 || err != nil {
+				t.Fatalf("round %d client %d: LOCK.RELEASE = %d, %v", i, j, n, err)
+			}
+		}
+	}
+}
+
+// TestSelectRedissonChannelIsGlobal: a Redisson unlock in database 9
+// publishes on the channel the client named (pub/sub is not per database),
+// and a subscriber in database 0 hears it, as on Redis.
+func TestSelectRedissonChannelIsGlobal(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	nine := h.Client(func(o *redis.Options) { o.DB = 9 })
+	sub := h.Client().Subscribe(ctx, "redisson_lock__channel:{r}")
+	t.Cleanup(func() { _ = sub.Close() })
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	if err := nine.Eval(ctx, lock, []string{"{r}"}, 30000, "uuid:1").Err(); err != redis.Nil {
+		t.Fatalf("Redisson lock in db 9 = %v; want nil (granted)", err)
+	}
+	if ok, err := h.Client().SetNX(ctx, "{r}", "x", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("db 0 taking {r} while db 9 holds it = %v, %v; want OK", ok, err)
+	}
+	if n, err := nine.Eval(ctx, unlock, []string{"{r}", "redisson_lock__channel:{r}", "redisson_unlock_latch:{r}:1"},
+		0, 30000, "uuid:1", "publish", 10000).Int(); n != 1 || err != nil {
+		t.Fatalf("Redisson unlock in db 9 = %d, %v; want 1", n, err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	msg, err := sub.ReceiveMessage(rctx)
+	if err != nil || msg.Channel != "redisson_lock__channel:{r}" {
+		t.Fatalf("release notice = %v, %v; want one on redisson_lock__channel:{r}", msg, err)
+	}
+}
+
+// TestSelectBadIndex: SELECT's argument as Redis judges it.
+func TestSelectBadIndex(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	c := h.Client()
+	for _, arg := range []string{"16", "-1", "100", "99999999999999999999999", "x", "", "1.5", "+1", "01", " 1", "1 "} {
+		err := c.Do(ctx, "SELECT", arg).Err()
+		want := "ERR value is not an integer or out of range"
+		if arg == "16" || arg == "-1" || arg == "100" {
+			want = "ERR DB index is out of range"
+		}
+		if err == nil || err.Error() != want {
+			t.Errorf("SELECT %q = %v; want %q", arg, err, want)
+		}
+	}
+	if err := c.Do(ctx, "SELECT", "15").Err(); err != nil {
+		t.Fatalf("SELECT 15 = %v", err)
+	}
+	if err := c.Do(ctx, "SELECT", "0", "1").Err(); err == nil || !strings.Contains(err.Error(), "wrong number of arguments") {
+		t.Errorf("SELECT 0 1 = %v; want the arity error", err)
+	}
+}
