@@ -184,3 +184,32 @@ func TestSelectBadIndex(t *testing.T) {
 		t.Errorf("SELECT 0 1 = %v; want the arity error", err)
 	}
 }
+
+// TestSelectScriptDatabase: @sesamecare-oss/redlock's scripts SELECT
+// ARGV[1] themselves: a connection in database 0 locks in the database the
+// script names, and an index Redis would refuse is refused.
+func TestSelectScriptDatabase(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	zero := h.Client()
+	nine := h.Client(func(o *redis.Options) { o.DB = 9 })
+	acquire, release := redissonScript(t, "sesamecare_acquire.lua"), redissonScript(t, "sesamecare_release.lua")
+	if n, err := zero.Eval(ctx, acquire, []string{"s"}, 9, "v9", 30000).Int(); n != 1 || err != nil {
+		t.Fatalf("acquire selecting db 9 = %d, %v; want 1", n, err)
+	}
+	if v, err := nine.Get(ctx, "s").Result(); v != "v9" || err != nil {
+		t.Fatalf("db 9 GET s = %q, %v; want v9", v, err)
+	}
+	if err := zero.Get(ctx, "s").Err(); err != redis.Nil {
+		t.Fatalf("db 0 GET s = %v; want nil (the lock is db 9's)", err)
+	}
+	if n, err := zero.Eval(ctx, release, []string{"s"}, 0, "v9").Int(); n != 0 || err != nil {
+		t.Fatalf("release selecting db 0 = %d, %v; want 0", n, err)
+	}
+	if n, err := nine.Eval(ctx, release, []string{"s"}, 9, "v9").Int(); n != 1 || err != nil {
+		t.Fatalf("release selecting db 9 = %d, %v; want 1", n, err)
+	}
+	if err := zero.Eval(ctx, acquire, []string{"s"}, 16, "v", 30000).Err(); err == nil || err.Error() != "ERR DB index is out of range" {
+		t.Fatalf("acquire selecting db 16 = %v; want ERR DB index is out of range", err)
+	}
+}
