@@ -13,7 +13,10 @@
 // recognise gets an error reply. No command may name a key or channel under
 // the engine's prefix, __redlock:, whoever sends it (reserved.go: one check
 // in dispatch), and a key or channel belongs to exactly one user
-// (request.go, owns). Locks reach the backends only through the
+// (request.go, owns). Databases 0-15 (SELECT n, and scripts that SELECT
+// their ARGV[1]) are separate lock namespaces: a key is mapped into its
+// database after those checks, and shown to clients as they named it
+// (selectdb.go). Locks reach the backends only through the
 // quorum engine; lock wake-ups (SUBSCRIBE, PUBLISH, the notices a release
 // sends) go through the wake bus.
 //
@@ -36,7 +39,7 @@
 //	lockops.go, hashops.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; registered.go: operators' scripts, in their reply convention)
-//	state.go, request.go, scriptbook.go, options.go, limits.go, metrics.go, ...
+//	state.go, request.go, selectdb.go, scriptbook.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)

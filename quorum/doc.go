@@ -258,4 +258,14 @@
 // client round, not even on one node for the moment before its rollback
 // (TestRoundsRefuseReservedKeys; the proxy refuses such names first, with
 // a NOPERM reply).
+//
+// One family under the prefix is the clients', not the engine's: the keys
+// of a proxy's databases 1-15 (SELECT n), NamespaceKey(n, key) =
+// "__redlock:db<n>:" + key. IsInternal answers false for them (in
+// SplitNamespace's one spelling: 1-99, no sign, no leading zero), so they
+// are locked, noted, fenced and queued as any key, and none of the
+// engine's own names starts with "__redlock:db". The proxy maps a client's
+// key into its database only after refusing every name the client sent
+// under the prefix, so no client reaches another database's keys or the
+// engine's.
 package quorum
