@@ -213,3 +213,41 @@ func TestSelectScriptDatabase(t *testing.T) {
 		t.Fatalf("acquire selecting db 16 = %v; want ERR DB index is out of range", err)
 	}
 }
+
+// TestSelectSessionsAndWaiters: a session lock and a waiter in database 9
+// live beside database 0's lock on the same key: closing the session frees
+// database 9's lock only, and the waiter woken there is database 9's.
+func TestSelectSessionsAndWaiters(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	zero := h.Client()
+	in9 := func() *redis.Client { return h.Client(func(o *redis.Options) { o.DB = 9 }) }
+	sess, waiter := in9(), in9()
+	if err := zero.Do(ctx, "LOCK.ACQUIRE", "w", "zero", 30000).Err(); err != nil {
+		t.Fatalf("db 0 LOCK.ACQUIRE = %v", err)
+	}
+	if err := sess.Do(ctx, "LOCK.ACQUIRE", "w", "sess", 30000, "SESSION").Err(); err != nil {
+		t.Fatalf("db 9 LOCK.ACQUIRE SESSION while db 0 holds w = %v; want a token", err)
+	}
+	got := make(chan error, 1)
+	go func() { got <- waiter.Do(ctx, "LOCK.ACQUIRE", "w", "waiter", 30000, "WAIT", 20000).Err() }()
+	harness.Eventually(t, "the db 9 waiter queued", func() bool {
+		n, _ := h.Client().Info(ctx, "clients").Result()
+		return strings.Contains(n, "blocked_clients:1")
+	})
+	_ = sess.Close() // its session lock goes with it
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("db 9 waiter = %v; want the lock once the session closed", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("db 9 waiter not woken by the session's close")
+	}
+	if v, err := zero.Get(ctx, "w").Result(); v != "zero" || err != nil {
+		t.Fatalf("db 0's lock after db 9's session closed: %q, %v", v, err)
+	}
+	if v, err := in9().Get(ctx, "w").Result(); v != "waiter" || err != nil {
+		t.Fatalf("db 9's lock: %q, %v; want the waiter's", v, err)
+	}
+}
