@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
@@ -249,5 +250,36 @@ func TestSelectSessionsAndWaiters(t *testing.T) {
 	}
 	if v, err := in9().Get(ctx, "w").Result(); v != "waiter" || err != nil {
 		t.Fatalf("db 9's lock: %q, %v; want the waiter's", v, err)
+	}
+}
+
+// TestSelectReset: RESET goes back to database 0 (and RESP2), as on Redis,
+// on the same connection; with a password it signs the connection out.
+func TestSelectReset(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.RequirePass = "pw" })
+	ctx := t.Context()
+	c := h.Client(func(o *redis.Options) { o.Password, o.DB, o.PoolSize = "pw", 9, 1 })
+	if ok, err := c.SetNX(ctx, "r", "nine", 30*time.Second).Result(); !ok || err != nil {
+		t.Fatalf("db 9 SET r NX = %v, %v", ok, err)
+	}
+	conn := c.Conn()
+	t.Cleanup(func() { _ = conn.Close() })
+	if v, err := conn.Get(ctx, "r").Result(); v != "nine" || err != nil {
+		t.Fatalf("db 9 GET r = %q, %v", v, err)
+	}
+	if s, err := conn.Do(ctx, "RESET").Text(); s != "RESET" || err != nil {
+		t.Fatalf("RESET = %q, %v", s, err)
+	}
+	if err := conn.Get(ctx, "r").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOAUTH") {
+		t.Fatalf("GET after RESET = %v; want NOAUTH (signed out)", err)
+	}
+	if err := conn.Do(ctx, "AUTH", "pw").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Get(ctx, "r").Err(); err != redis.Nil {
+		t.Fatalf("GET r after RESET and AUTH = %v; want nil (database 0)", err)
+	}
+	if info, err := conn.Do(ctx, "CLIENT", "INFO").Text(); err != nil || !strings.Contains(info, " db=0 ") || !strings.Contains(info, " resp=2 ") {
+		t.Errorf("CLIENT INFO after RESET = %q, %v; want db=0 resp=2", info, err)
 	}
 }

@@ -45,6 +45,7 @@ func (s *Server) commandTable() map[string]*command {
 	add("hello", -1, flagNoAuth, s.cmdHello)
 	add("client", -2, 0, s.cmdClient)
 	add("select", 2, 0, cmdSelect)
+	add("reset", 1, flagNoAuth, s.cmdReset)
 	add("info", -1, 0, s.cmdInfo)
 	add("command", -1, 0, s.cmdCommand)
 	add("cluster", -2, 0, cmdCluster)

@@ -1,0 +1,19 @@
+package proxy
+
+// cmdReset: RESET, as Redis answers it: the connection leaves every
+// subscription, goes back to RESP2 and database 0, and is signed out (it
+// must AUTH again when the proxy needs a password; its pre-AUTH allowance
+// is not renewed). Its name and its session locks stay: the connection is
+// the same one.
+func (s *Server) cmdReset(c *request, _ [][]byte) {
+	conn := c.conn
+	conn.unsubscribeAll()
+	clear(conn.subs.channels)
+	clear(conn.subs.patterns)
+	conn.proto, conn.db = 2, 0
+	if s.opts.authRequired() {
+		conn.authed, conn.user = false, nil
+	}
+	c.session = conn.session // the reply is in RESP2
+	c.wr.WriteString("RESET")
+}
