@@ -16,10 +16,19 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// newRegistry holds the proxy's metrics and the Go runtime's.
+// newRegistry holds the proxy's metrics, the build's identity
+// (redlock_build_info{version,commit} 1, the -version flag's) and the Go
+// runtime's.
 func newRegistry(m *proxy.Metrics) *prometheus.Registry {
+	ver, rev := Version()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        proxy.MetricBuildInfo,
+		Help:        "Always 1; the labels name the build (version and VCS commit) this replica runs.",
+		ConstLabels: prometheus.Labels{"version": ver, "commit": rev},
+	})
+	build.Set(1)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 
