@@ -3,8 +3,10 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -66,4 +68,63 @@ func readFile(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(data)
+}
+
+// TestAlertRunbooks: every alert names its runbook, a section of
+// docs/OPERATIONS.md that says what it means, what to check and what to do;
+// every link inside that document to one of its sections resolves.
+func TestAlertRunbooks(t *testing.T) {
+	const prefix = "https://github.com/redlock-proxy/redlock-proxy/blob/main/docs/OPERATIONS.md#"
+	doc := readFile(t, "docs/OPERATIONS.md")
+	sections := map[string]string{} // anchor -> text up to the next heading
+	var anchor string
+	for _, line := range strings.Split(doc, "\n") {
+		if h, ok := strings.CutPrefix(line, "#"); ok {
+			anchor = githubAnchor(strings.TrimLeft(h, "# "))
+			sections[anchor] = ""
+			continue
+		}
+		if anchor != "" {
+			sections[anchor] += line + "\n"
+		}
+	}
+	for _, r := range alertRules(t) {
+		a, ok := strings.CutPrefix(r.Annotations["runbook_url"], prefix)
+		if !ok {
+			t.Errorf("alert %s: runbook_url %q is not a section of docs/OPERATIONS.md", r.Alert, r.Annotations["runbook_url"])
+			continue
+		}
+		body, ok := sections[a]
+		if !ok {
+			t.Errorf("alert %s: docs/OPERATIONS.md has no section #%s", r.Alert, a)
+			continue
+		}
+		for _, part := range []string{"**Means:**", "**Check", "**Do:**"} {
+			if !strings.Contains(body, part) {
+				t.Errorf("runbook #%s (alert %s) lacks %s", a, r.Alert, part)
+			}
+		}
+		if r.Annotations["summary"] == "" {
+			t.Errorf("alert %s has no summary", r.Alert)
+		}
+	}
+	for _, m := range regexp.MustCompile(`\]\(#([^)]+)\)`).FindAllStringSubmatch(doc, -1) {
+		if _, ok := sections[m[1]]; !ok {
+			t.Errorf("docs/OPERATIONS.md links to #%s, which is no section of it", m[1])
+		}
+	}
+}
+
+// githubAnchor is the anchor GitHub gives a Markdown heading.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
