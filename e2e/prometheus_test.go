@@ -215,10 +215,15 @@ func query(t *testing.T, api, expr string) int {
 	return len(r.Data.Result)
 }
 
-// waitQuery waits until expr returns a series.
+// waitQuery waits until expr returns a series: generously, since scrapes
+// and rule evaluations run late on a loaded machine.
 func waitQuery(t *testing.T, api, expr string) {
 	t.Helper()
-	harness.Eventually(t, "Prometheus never answered "+expr, func() bool { return query(t, api, expr) > 0 })
+	for deadline := time.Now().Add(90 * time.Second); query(t, api, expr) == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 90s, Prometheus still answers no series for %s", expr)
+		}
+	}
 }
 
 func getJSON(t *testing.T, url string, v any) {
