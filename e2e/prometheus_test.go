@@ -30,7 +30,8 @@ import (
 // watches a series that does not exist because of a typo or a rename.
 // Alert expressions run with their comparisons made "bool" (a comparison
 // then answers 0 or 1 for every series instead of filtering), so a healthy
-// system still returns their series.
+// system still returns their series. Then three backends are killed and
+// RedlockQuorumLost and RedlockBackendDown must go pending.
 func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 	promBin := needTool(t, "prometheus", "prometheus")
 	h := harness.New(t, 5, func(c *config.Config) { c.HTTPListen = "127.0.0.1:0" })
@@ -46,6 +47,9 @@ func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 		waitQuery(t, api, e)
 	}
 
+	if n := query(t, api, `ALERTS{alertname=~"RedlockQuorumLost|RedlockBackendDown|RedlockOneFailureFromNoQuorum"}`); n != 0 {
+		t.Errorf("%d quorum or backend alerts pending or firing on a healthy deployment", n)
+	}
 	subst := strings.NewReplacer("$instance", ".*", "$__rate_interval", "1m")
 	titles, exprs := grafana.New().Queries()
 	for i, e := range exprs {
@@ -85,6 +89,17 @@ func TestDashboardAndAlertsAgainstPrometheus(t *testing.T) {
 		t.Errorf("Prometheus loaded %d rules, alerts.yml has %d", evaluated, len(rules))
 	}
 	t.Logf("%d panel queries and %d alert expressions each returned series from a live Prometheus", len(exprs), len(rules))
+
+	// The alerts react to the real thing: three of five backends killed,
+	// the quorum-lost and backend-down alerts go pending (their "for"
+	// keeps them from firing within a test), and none was pending before.
+	for _, b := range h.Backend[:3] {
+		b.Kill()
+	}
+	for _, alert := range []string{"RedlockQuorumLost", "RedlockBackendDown"} {
+		waitQuery(t, api, `ALERTS{alertname="`+alert+`"}`)
+	}
+	t.Log("RedlockQuorumLost and RedlockBackendDown went pending with three of five backends killed")
 }
 
 // promLoad runs a little of everything the dashboard shows.
