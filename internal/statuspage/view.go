@@ -60,7 +60,7 @@ func (h *Handler) status(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Nodes, v.Quorum = h.engine.Nodes(), h.engine.Quorum()
 	for i, st := range h.engine.Status() {
-		b := backendView{Index: i, Addr: st.Addr, Latency: st.Latency, Why: st.Why, State: "up"}
+		b := backendView{Index: i, Addr: st.Addr, Latency: st.Latency.Round(time.Microsecond), Why: st.Why, State: "up"}
 		switch {
 		case !st.Up:
 			b.State = "down"
