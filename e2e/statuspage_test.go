@@ -49,7 +49,9 @@ func TestStatusPageInChromium(t *testing.T) {
 	}
 	// A waiter for job:2, on its own connection, until the test ends.
 	waiter := h.Client(auth, func(o *redis.Options) { o.PoolSize = 1; o.ReadTimeout = -1 })
-	go func() { _ = waiter.Do(context.Background(), "LOCK.ACQUIRE", "job:2", "patient", 10000, "WAIT", 600000).Err() }()
+	go func() {
+		_ = waiter.Do(context.Background(), "LOCK.ACQUIRE", "job:2", "patient", 10000, "WAIT", 600000).Err()
+	}()
 	harness.Eventually(t, "the waiter waits", func() bool { return infoField(t, admin, "clients", "blocked_clients") == "1" })
 
 	ops := browserTab(t, bctx, "ops", "ops-pass")
