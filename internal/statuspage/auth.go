@@ -14,8 +14,14 @@ import (
 // Redis user name, empty for the default user, and its password), or
 // answers 401 (no or wrong credentials) or 403 (not an admin) itself.
 func (h *Handler) admin(w http.ResponseWriter, r *http.Request) (string, bool) {
-	name, pass, _ := r.BasicAuth()
-	user, err := h.server.AuthenticateAdmin(r.Context(), r.RemoteAddr, name, pass)
+	name, pass, given := r.BasicAuth()
+	var user string
+	err := errNoCredentials
+	// A browser's first request carries no credentials: that is a prompt,
+	// not a failed guess to throttle and log.
+	if given || !h.server.AuthRequired() {
+		user, err = h.server.AuthenticateAdmin(r.Context(), r.RemoteAddr, name, pass)
+	}
 	switch {
 	case errors.Is(err, proxy.ErrNotAdmin):
 		http.Error(w, "403 forbidden: the status page is for admins (the default user, or a user with admin: true)", http.StatusForbidden)
@@ -27,6 +33,8 @@ func (h *Handler) admin(w http.ResponseWriter, r *http.Request) (string, bool) {
 	}
 	return user, true
 }
+
+var errNoCredentials = errors.New("no credentials")
 
 // token is the anti-CSRF token of user's forms: an HMAC under a key this
 // process drew at start, so only a page this server rendered for that

@@ -96,6 +96,10 @@ func (h *Handler) unlock(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := r.PostFormValue("key")
+	if quorum.IsInternal(key) {
+		http.Error(w, "403 forbidden: keys starting "+quorum.InternalPrefix+" are the engine's own", http.StatusForbidden)
+		return
+	}
 	ctx, cancel := context.WithTimeout(r.Context(), readTimeout)
 	defer cancel()
 	existed, err := h.server.ForceUnlock(ctx, user, r.RemoteAddr, key)

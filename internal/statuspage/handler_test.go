@@ -252,3 +252,33 @@ func TestKeyNamesAreEscaped(t *testing.T) {
 		t.Fatalf("force-unlock of the odd key: %d, %d/3 still hold it", code, p.h.Holders(evilKey, evilOwner))
 	}
 }
+
+// A request without credentials is a prompt (401), not a failed AUTH: it is
+// neither throttled nor logged; a wrong password is, as AUTH's are.
+func TestPromptIsNotAFailedAuth(t *testing.T) {
+	p := newPage(t, true)
+	for range 20 {
+		if code, _ := p.do(t, "GET", "/status", nil, nil); code != http.StatusUnauthorized {
+			t.Fatalf("no credentials = %d; want 401", code)
+		}
+	}
+	if strings.Contains(p.log.String(), "AUTH failed") {
+		t.Fatalf("a credential-less request was logged as a failed AUTH:\n%s", p.log.String())
+	}
+	if code, _ := p.do(t, "GET", "/status", nil, []string{"ops", "guess"}); code != http.StatusUnauthorized {
+		t.Fatalf("wrong password = %d; want 401", code)
+	}
+	if !strings.Contains(p.log.String(), "AUTH failed") {
+		t.Fatalf("a wrong password was not logged as a failed AUTH:\n%s", p.log.String())
+	}
+}
+
+// The engine's own keys cannot be force-unlocked from the page either.
+func TestInternalKeysRefused(t *testing.T) {
+	p := newPage(t, false)
+	tok := p.token(t, "x", nil)
+	code, _ := p.do(t, "POST", "/status/unlock", url.Values{"key": {"__redlock:token"}, "token": {tok}, "confirm": {"yes"}}, nil)
+	if code != http.StatusForbidden || strings.Contains(p.log.String(), "audit") {
+		t.Fatalf("force-unlock of __redlock:token = %d (log %q); want 403 and no audit line", code, p.log.String())
+	}
+}
