@@ -115,3 +115,21 @@ func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
 	}
 	return time.Since(start)
 }
+
+// tryText reads the text of the first element sel matches, or reports
+// false: while a page is being replaced a read can fail ("No node with
+// given id"), and a missing element is waited for only briefly.
+func tryText(ctx context.Context, sel string) (string, bool) {
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+	return strings.TrimSpace(s), err == nil
+}
+
+// clickThen clicks what click selects and waits until the page it leads to
+// shows an element matching until.
+func clickThen[S chromedp.Selectable](t *testing.T, ctx context.Context, what string, click S, until string) {
+	t.Helper()
+	inBrowser(t, ctx, what, chromedp.Click(click))
+	waitFor(t, what+": "+until+" shown", func() bool { _, ok := tryText(ctx, until); return ok })
+}

@@ -138,20 +138,24 @@ func forceUnlockByButton(t *testing.T, h *harness.Harness, base string, bctx, op
 	setCredentials(t, app, "ops", "ops-pass")
 	load(app, base+"/status")
 	setCredentials(t, app, "app", "app-pass")
-	inBrowser(t, app, "non-admin clicks Force unlock", chromedp.Click(button), chromedp.WaitReady(chromedp.CSS("body")))
-	waitFor(t, "the non-admin's confirmation page is refused", func() bool { return strings.Contains(text(app, "body"), "403") })
+	clickThen(t, app, "non-admin clicks Force unlock", button, "body > pre") // a plain-text error
+	if got := text(app, "body"); !strings.Contains(got, "403") {
+		t.Fatalf("the non-admin's confirmation page shows %q; want 403", got)
+	}
 	setCredentials(t, app, "ops", "ops-pass")
 	load(app, base+"/status/unlock?key=job:1")
 	setCredentials(t, app, "app", "app-pass")
-	inBrowser(t, app, "non-admin confirms", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitReady(chromedp.CSS("body")))
-	waitFor(t, "the non-admin's force-unlock is refused", func() bool { return strings.Contains(text(app, "body"), "403") })
+	clickThen(t, app, "non-admin confirms", chromedp.CSS("#confirm"), "body > pre")
+	if got := text(app, "body"); !strings.Contains(got, "403") {
+		t.Fatalf("the non-admin's force-unlock shows %q; want 403", got)
+	}
 	if n := held(); n != 3 {
 		t.Fatalf("after the non-admin's tries %d/3 backends hold job:1; want 3", n)
 	}
 
 	// The admin: the button asks first; Cancel keeps the lock.
 	load(ops, base+"/status")
-	inBrowser(t, ops, "admin clicks Force unlock", chromedp.Click(button), chromedp.WaitVisible(chromedp.CSS("#confirm")))
+	clickThen(t, ops, "admin clicks Force unlock", button, "#confirm")
 	if got := text(ops, "#confirm-key"); got != "job:1" {
 		t.Fatalf("confirmation page for %q; want job:1", got)
 	}
@@ -161,19 +165,19 @@ func forceUnlockByButton(t *testing.T, h *harness.Harness, base string, bctx, op
 	if n := held(); n != 3 {
 		t.Fatalf("the button alone unlocked: %d/3 backends hold job:1", n)
 	}
-	inBrowser(t, ops, "admin cancels", chromedp.Click(chromedp.CSS("#cancel")), chromedp.WaitVisible(chromedp.CSS("#locks")))
+	clickThen(t, ops, "admin cancels", chromedp.CSS("#cancel"), "#locks")
 	if n := held(); n != 3 {
 		t.Fatalf("Cancel unlocked: %d/3 backends hold job:1", n)
 	}
-	inBrowser(t, ops, "admin clicks Force unlock again", chromedp.Click(button), chromedp.WaitVisible(chromedp.CSS("#confirm")))
-	inBrowser(t, ops, "admin confirms", chromedp.Click(chromedp.CSS("#confirm")), chromedp.WaitVisible(chromedp.CSS("#result")))
+	clickThen(t, ops, "admin clicks Force unlock again", button, "#confirm")
+	clickThen(t, ops, "admin confirms", chromedp.CSS("#confirm"), "#result")
 	if got := text(ops, "#result"); !strings.Contains(got, "Unlocked job:1") {
 		t.Fatalf("result page says %q; want Unlocked job:1", got)
 	}
 	if n := held(); n != 0 {
 		t.Fatalf("after the confirmed force-unlock %d/3 backends hold job:1", n)
 	}
-	inBrowser(t, ops, "back to the page", chromedp.Click(chromedp.CSS("#back")), chromedp.WaitVisible(chromedp.CSS("#locks")))
+	clickThen(t, ops, "back to the page", chromedp.CSS("#back"), "#locks")
 	if got := text(ops, "#locks"); strings.Contains(got, "job:1") || !strings.Contains(got, "job:2") {
 		t.Fatalf("lock table after the unlock: %q; want job:2 and no job:1", got)
 	}
