@@ -51,7 +51,7 @@ var settings = []setting{
 	{"write_timeout", "close a client connection whose replies cannot be written this long (it stopped reading)", func(c *Config) any { return &c.WriteTimeout }},
 	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
 	{"session_tick", "how often session locks (LOCK.ACQUIRE ... SESSION) are renewed, in one batched round; their TTL must be at least three ticks", func(c *Config) any { return &c.SessionTick }},
-	{"http_listen", "serve /metrics, /healthz and /readyz on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
+	{"http_listen", "serve /metrics, /healthz, /readyz and the /status page on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
 	{"log_format", "log format: text or json", func(c *Config) any { return &c.LogFormat }},
 	{"log_values", "let logs name lock keys and owner values (they can be secrets)", func(c *Config) any { return &c.LogValues }},
 	{"pprof_listen", "serve Go's pprof profiles on this host:port; empty: off (keep it on loopback)", func(c *Config) any { return &c.PprofListen }},

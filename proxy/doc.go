@@ -40,4 +40,7 @@
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
+//	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
+//	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's
+//	               own), this replica's session locks and waiters per key
 package proxy

@@ -78,6 +78,9 @@ func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, 
 	if op.Fair && errors.Is(rerr.Reason, ErrTaken) {
 		rerr.RetryIn = r.retryIn()
 	}
+	if errors.Is(rerr.Reason, ErrTaken) {
+		e.contended(key)
+	}
 	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr
 }
@@ -231,4 +234,11 @@ func kindOf(k OpKind) RoundKind {
 		return RoundAcquire
 	}
 	return RoundExtend
+}
+
+// contended reports a round that found key taken to the WithContention hook.
+func (e *Engine) contended(key string) {
+	if e.opts.contended != nil {
+		e.opts.contended(key)
+	}
 }
