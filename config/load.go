@@ -36,7 +36,7 @@ var settings = []setting{
 	{"lock_delay", "a SET NX PX (or lock script) lock that expired unreleased stays unavailable this long; a released one is free at once; 0: off, as on one Redis", func(c *Config) any { return &c.LockDelay }},
 	{"native_lock_delay", "the same for LOCK.ACQUIRE's locks", func(c *Config) any { return &c.NativeLockDelay }},
 	{"default_ttl", "TTL for SET NX without one, the old behaviour; 0 (default): such a SET takes a connection-bound lock (PTTL -1, renewed while the connection is open, released when it closes)", func(c *Config) any { return &c.DefaultTTL }},
-	{"bound_lease", "lease of a connection-bound lock (SET NX without a TTL): renewed every session_tick while its connection is open; at least three ticks, at most max_ttl", func(c *Config) any { return &c.BoundLease }},
+	{"bound_lease", "lease of a connection-bound lock (SET NX without a TTL): renewed every session_tick while its connection is open; 0: 10s, or max_ttl when shorter; else at least three ticks, at most max_ttl", func(c *Config) any { return &c.BoundLease }},
 	{"allow_force_release", "let DEL/UNLINK delete a lock whoever holds it", func(c *Config) any { return &c.AllowForceRelease }},
 	{"tls_cert", "PEM certificate: the client listener speaks TLS (with tls_key)", func(c *Config) any { return &c.TLSCert }},
 	{"tls_key", "PEM private key for tls_cert", func(c *Config) any { return &c.TLSKey }},

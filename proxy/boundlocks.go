@@ -27,7 +27,7 @@ import (
 
 // acquireBound takes a connection-bound lock for SET key value NX.
 func (s *Server) acquireBound(c *request, req setArgs) {
-	lease := s.opts.BoundLease
+	lease := s.boundLease()
 	start := time.Now()
 	g, err := s.engine.AcquireBound(c.ctx, req.Key, req.Value, lease)
 	s.track(c, kindAcquire, start, g, err)
@@ -40,6 +40,18 @@ func (s *Server) acquireBound(c *request, req setArgs) {
 	default:
 		c.writeErr(err)
 	}
+}
+
+// defaultBoundLease is bound_lease when none is set (and max_ttl allows).
+const defaultBoundLease = 10 * time.Second
+
+// boundLease is the lease of a connection-bound lock: bound_lease, or 10s
+// capped at max_ttl.
+func (s *Server) boundLease() time.Duration {
+	if s.opts.BoundLease > 0 {
+		return s.opts.BoundLease
+	}
+	return min(defaultBoundLease, s.engine.MaxTTL())
 }
 
 // unbook takes key's lock held by owner (by any owner when owner is "")

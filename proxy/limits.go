@@ -22,7 +22,8 @@ type Limits struct {
 	// TTL): the TTL it holds on the backends, renewed every session_tick
 	// while its connection is open. If this proxy dies or loses its
 	// backends, the lock is free at most this long after (plus lock_delay).
-	// Default 10s; at least three session ticks, at most max_ttl.
+	// Default 0: 10s, or max_ttl when that is shorter. When set, at least
+	// three session ticks and at most max_ttl.
 	BoundLease time.Duration `yaml:"bound_lease"`
 	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
 	// Default true (ShedLock and others release that way).
@@ -55,7 +56,6 @@ func DefaultLimits() Limits {
 		MaxArgs:           4096,
 		WriteTimeout:      10 * time.Second,
 		SessionTick:       500 * time.Millisecond,
-		BoundLease:        10 * time.Second,
 	}
 }
 
@@ -80,14 +80,14 @@ func (l Limits) Problems() []*quorum.SettingError {
 	if l.SessionTick <= 0 {
 		bad("session_tick", "%v must be positive", l.SessionTick)
 	}
-	if l.SessionTick > 0 && l.BoundLease < 3*l.SessionTick {
+	if l.SessionTick > 0 && l.BoundLease > 0 && l.BoundLease < 3*l.SessionTick {
 		bad("bound_lease", "%v is below three session ticks (session_tick %v): the renewer must reach a lock twice within its lease",
 			l.BoundLease, l.SessionTick)
 	}
 	for _, p := range []struct {
 		setting string
 		d       time.Duration
-	}{{"default_ttl", l.DefaultTTL}, {"idle_timeout", l.IdleTimeout}} {
+	}{{"default_ttl", l.DefaultTTL}, {"idle_timeout", l.IdleTimeout}, {"bound_lease", l.BoundLease}} {
 		if p.d < 0 {
 			bad(p.setting, "%v must not be negative", p.d)
 		}

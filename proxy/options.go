@@ -56,7 +56,8 @@ func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.IdleT
 // takes a connection-bound lock (boundlocks.go).
 func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.DefaultTTL = d } }
 
-// WithBoundLease sets the lease of connection-bound locks. Default 10s.
+// WithBoundLease sets the lease of connection-bound locks. Default 0: 10s,
+// or max_ttl when shorter.
 func WithBoundLease(d time.Duration) Option { return func(o *options) { o.BoundLease = d } }
 
 // WithSessionTick sets how often session and connection-bound locks are
