@@ -175,3 +175,30 @@ func TestBoundLockReplicas(t *testing.T) {
 	}
 	wantPTTL(t, b, "repl", -2)
 }
+
+// TestSessionLockNotRestoredAfterForeignRelease: a SESSION lock released on
+// another connection of the same replica (DEL, or the owner's release from
+// a pooled connection) is out of the renewer's book: no renewal sets it
+// again on the backends.
+func TestSessionLockNotRestoredAfterForeignRelease(t *testing.T) {
+	h := boundHarness(t)
+	ctx := t.Context()
+	a, b := oneConn(h), oneConn(h)
+	for _, release := range []string{"DEL", "LOCK.RELEASE"} {
+		key := "foreign:" + release
+		if err := a.Do(ctx, "LOCK.ACQUIRE", key, "me", 1500, "SESSION").Err(); err != nil {
+			t.Fatal(err)
+		}
+		args := []any{release, key}
+		if release == "LOCK.RELEASE" {
+			args = append(args, "me")
+		}
+		if n, err := b.Do(ctx, args...).Int(); err != nil || n != 1 {
+			t.Fatalf("%v on another connection = %d, %v; want 1", args, n, err)
+		}
+		time.Sleep(4 * sessionTick)
+		if got := h.Holders(key, "me"); got != 0 {
+			t.Fatalf("after %s on another connection the session lock is back on %d backends (renewed after its release)", release, got)
+		}
+	}
+}
