@@ -63,8 +63,9 @@ type Config struct {
 	// Scripts registers lock scripts by SHA1 with their meaning and the
 	// KEYS/ARGV positions of key, owner and TTL. YAML only. Default none.
 	Scripts []Script `yaml:"scripts"`
-	// HTTPListen, when set, serves /metrics (Prometheus), /healthz and
-	// /readyz on this host:port. Default "" (off).
+	// HTTPListen, when set, serves /metrics (Prometheus), /healthz,
+	// /readyz and the admin status page (/status) on this host:port.
+	// Default "" (off).
 	HTTPListen string `yaml:"http_listen"`
 	// LogFormat is "text" or "json". Default "text".
 	LogFormat string `yaml:"log_format"`

@@ -94,6 +94,9 @@ func TestValidateNamesField(t *testing.T) {
 		{func(c *Config) { c.MaxTTL = -time.Second }, "max_ttl"},
 		{func(c *Config) { c.NodeTimeout = 20 * time.Minute }, "node_timeout"},
 		{func(c *Config) { c.DefaultTTL = time.Hour }, "default_ttl"},
+		{func(c *Config) { c.BoundLease = time.Hour }, "bound_lease"},
+		{func(c *Config) { c.BoundLease = time.Second }, "bound_lease"}, // below three 500ms ticks
+		{func(c *Config) { c.BoundLease = -time.Second }, "bound_lease"},
 		{func(c *Config) { c.MaxClients = 0 }, "max_clients"},
 		{func(c *Config) { c.MaxRequestSize = 10 }, "max_request_size"},
 		{func(c *Config) { c.ShutdownGrace = -1 }, "shutdown_grace"},

@@ -52,6 +52,9 @@ func (c Config) Validate() error {
 	if c.DefaultTTL > c.MaxTTL {
 		bad("default_ttl", "%v exceeds max_ttl %v", c.DefaultTTL, c.MaxTTL)
 	}
+	if c.BoundLease > c.MaxTTL {
+		bad("bound_lease", "%v exceeds max_ttl %v", c.BoundLease, c.MaxTTL)
+	}
 	if c.DefaultTTL > 0 && c.DefaultTTL <= c.MinValidity {
 		bad("default_ttl", "%v must exceed min_validity %v", c.DefaultTTL, c.MinValidity)
 	}

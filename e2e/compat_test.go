@@ -28,9 +28,10 @@ func TestRedisPyLock(t *testing.T) {
 	if out, err := exec.Command("/usr/bin/python3", "-c", "import redis").CombinedOutput(); err != nil {
 		t.Fatalf("Debian's python3-redis is needed (apt-get install python3-redis; .ci/run does this): %v: %s", err, out)
 	}
-	h := harness.New(t, 5, nil)
+	// A short lease, so that the lock without timeout is held past several.
+	h := harness.New(t, 5, func(c *config.Config) { c.BoundLease = 1500 * time.Millisecond })
 	cmd := exec.Command("/usr/bin/python3", "compat/python/redispy_lock.py")
-	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.Addr)
+	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.Addr, "REDLOCK_BOUND_WAIT=5")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil || !strings.Contains(string(out), "passed") {

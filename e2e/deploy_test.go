@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,8 +158,9 @@ func TestDockerfileHealthCheck(t *testing.T) {
 
 // TestKubernetesManifests loads the ConfigMap's config with the Deployment's
 // args, checks the probes and Service against it, then runs that very
-// configuration (backends swapped for local redis-servers) and asks /readyz
-// the way the probe and the image's health check do.
+// configuration (backends swapped for local redis-servers, without their
+// password) and asks /healthz and /readyz the way the probes and the image's
+// health check do.
 func TestKubernetesManifests(t *testing.T) {
 	kinds := map[string]map[string]any{}
 	for _, f := range []string{"deploy/k8s/redis.yaml", "deploy/k8s/proxy.yaml"} {
@@ -187,18 +187,8 @@ func TestKubernetesManifests(t *testing.T) {
 	if dig(t, dep, "spec", "template", "spec", "securityContext", "runAsUser") != 65532 {
 		t.Errorf("the Deployment does not run as the image's numeric user")
 	}
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	if err := os.WriteFile(path, []byte(dig(t, kinds["ConfigMap/redlock-proxy"], "data", "config.yaml").(string)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var args []string
-	for _, a := range dig(t, container, "args").([]any) {
-		args = append(args, strings.Replace(a.(string), "/etc/redlock/config.yaml", path, 1))
-	}
-	cfg, err := config.Load(args, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatalf("the Deployment's args and ConfigMap do not load: %v", err)
-	}
+	typed := loadK8s(t)
+	cfg := k8sProxyConfig(t, typed, containerEnv(t, typed.deployments["redlock-proxy"].Spec.Template.Spec.Containers[0]))
 	if n := dig(t, kinds["StatefulSet/redis"], "spec", "replicas").(int); n != len(cfg.Backends) {
 		t.Fatalf("%d redis replicas but %d backends configured", n, len(cfg.Backends))
 	}
@@ -206,8 +196,8 @@ func TestKubernetesManifests(t *testing.T) {
 	for _, p := range dig(t, container, "ports").([]any) {
 		ports[dig(t, p, "name").(string)] = dig(t, p, "containerPort").(int)
 	}
-	if dig(t, container, "readinessProbe", "httpGet", "path") != "/readyz" || dig(t, container, "livenessProbe", "httpGet", "path") != "/healthz" {
-		t.Fatal("probes must use /readyz and /healthz")
+	if dig(t, container, "readinessProbe", "httpGet", "path") != "/healthz" || dig(t, container, "livenessProbe", "httpGet", "path") != "/healthz" {
+		t.Fatal("probes must use /healthz (serving; see TestKubernetesAvailability)")
 	}
 	if p := port(t, cfg.HTTPListen); p != itoa(ports["http"]) {
 		t.Fatalf("http_listen port %s, container port http %d", p, ports["http"])
@@ -232,8 +222,10 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	go func() { _ = a.Server.Serve(ln) }()
 	harness.Eventually(t, "serving", a.Server.Serving)
-	if code := app.Probe("http://" + a.HTTP.Addr().String() + "/readyz"); code != 0 {
-		t.Fatalf("the image's health check on this configuration exits %d", code)
+	for _, path := range []string{"/healthz", "/readyz"} { // the probes', the image's health check's
+		if code := app.Probe("http://" + a.HTTP.Addr().String() + path); code != 0 {
+			t.Fatalf("a probe of %s on this configuration exits %d", path, code)
+		}
 	}
 }
 

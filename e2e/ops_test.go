@@ -119,6 +119,9 @@ func TestMetricsAndHealth(t *testing.T) {
 			t.Errorf("backend %s latency histogram barely moved", b.Addr)
 		}
 	}
+	if after["redlock_max_clients"] != float64(h.Cfg.MaxClients) || after["redlock_waiting_clients"] != 0 {
+		t.Errorf("max clients %v (want %d), waiting clients %v (want 0)", after["redlock_max_clients"], h.Cfg.MaxClients, after["redlock_waiting_clients"])
+	}
 	if after["redlock_client_connections"] < 1 || after["redlock_quorum_available"] != 1 {
 		t.Errorf("client connections %v, quorum available %v", after["redlock_client_connections"], after["redlock_quorum_available"])
 	}

@@ -1,8 +1,6 @@
 package proxy
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strconv"
 
@@ -65,23 +63,11 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 			c.wr.WriteInt64(l.TTL.Milliseconds())
 		}
 	case equalFold(sub, "forceunlock") && len(args) == 3:
-		existed, err := s.engine.ForceRelease(c.ctx, string(args[2]))
 		user := "default"
 		if c.user != nil {
 			user = c.user.Name
 		}
-		// The key by a fingerprint an operator can match (printf %s KEY |
-		// sha256sum | cut -c1-16) without the log showing it, unless log_values.
-		sum := sha256.Sum256([]byte(clientKey(string(args[2]))))
-		attrs := []any{"user", user, "client", c.conn.nc.RemoteAddr().String(), "existed", existed, "key_sha256", hex.EncodeToString(sum[:8])}
-		attrs = append(attrs, "db", c.db)
-		if s.opts.logValues {
-			attrs = append(attrs, "key", clientKey(string(args[2])))
-		}
-		if err != nil {
-			attrs = append(attrs, "err", err)
-		}
-		s.opts.logger.Warn("audit: force unlock", attrs...)
+		existed, err := s.ForceUnlock(c.ctx, user, c.conn.nc.RemoteAddr().String(), string(args[2]))
 		if err != nil {
 			c.writeErr(err)
 			return

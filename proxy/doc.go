@@ -4,6 +4,8 @@
 // commands into quorum rounds:
 //
 //	SET key value NX PX|EX ttl      -> quorum.Engine.Acquire: OK, nil (taken) or NOQUORUM
+//	SET key value NX (no TTL)       -> AcquireBound: a connection-bound lock, renewed as a
+//	                                   SESSION lock while the connection lives (boundlocks.go)
 //	EVAL/EVALSHA compare-and-delete -> Release: 1, 0 (not the owner) or NOQUORUM
 //	EVAL/EVALSHA compare-and-PEXPIRE-> Extend:  1, 0 or NOQUORUM
 //	GET / PTTL / TTL / EXISTS       -> Read, by quorum
@@ -39,8 +41,13 @@
 //	lockops.go, hashops.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; registered.go: operators' scripts, in their reply convention)
+//	sessions.go, boundlocks.go
+//	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
 //	state.go, request.go, selectdb.go, scriptbook.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
+//	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
+//	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's
+//	               own), this replica's session locks and waiters per key
 package proxy

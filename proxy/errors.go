@@ -39,7 +39,6 @@ var (
 	errSyntax        = respError("ERR syntax error")
 	errNotInteger    = respError("ERR value is not an integer or out of range")
 	errWrongType     = respError("WRONGTYPE Operation against a key holding the wrong kind of value")
-	errNeedTTL       = respError("ERR a lock needs a TTL: SET key value NX PX <ms> (a lock without expiry is never freed if its owner dies; operators may set default_ttl)")
 	errLockWriteOnly = respError("ERR redlock-proxy takes SET only as a lock command: SET key value NX PX <ms> (or EX <s>) to acquire, " +
 		"SET key value XX PX <ms> to overwrite a lock, SET key value IFEQ value PX <ms> to renew; plain SET, KEEPTTL and GET would bypass the lock protocol")
 )

@@ -13,9 +13,18 @@ import (
 // only place either is written (the configuration embeds Limits; the YAML
 // names are the tags).
 type Limits struct {
-	// DefaultTTL is given to SET NX without a TTL; 0 refuses such a SET,
-	// since a lock without expiry is never freed if its owner dies. Default 0.
+	// DefaultTTL, when set, is given to SET NX without a TTL as a plain TTL
+	// (the behaviour before connection-bound locks: the lock expires after
+	// it whatever its holder does, and PTTL shows it). Default 0: such a SET
+	// takes a connection-bound lock instead (boundlocks.go).
 	DefaultTTL time.Duration `yaml:"default_ttl"`
+	// BoundLease is the lease of a connection-bound lock (SET NX without a
+	// TTL): the TTL it holds on the backends, renewed every session_tick
+	// while its connection is open. If this proxy dies or loses its
+	// backends, the lock is free at most this long after (plus lock_delay).
+	// Default 0: 10s, or max_ttl when that is shorter. When set, at least
+	// three session ticks and at most max_ttl.
+	BoundLease time.Duration `yaml:"bound_lease"`
 	// AllowForceRelease lets DEL/UNLINK delete a lock whoever holds it.
 	// Default true (ShedLock and others release that way).
 	AllowForceRelease bool `yaml:"allow_force_release"`
@@ -71,10 +80,14 @@ func (l Limits) Problems() []*quorum.SettingError {
 	if l.SessionTick <= 0 {
 		bad("session_tick", "%v must be positive", l.SessionTick)
 	}
+	if l.SessionTick > 0 && l.BoundLease > 0 && l.BoundLease < 3*l.SessionTick {
+		bad("bound_lease", "%v is below three session ticks (session_tick %v): the renewer must reach a lock twice within its lease",
+			l.BoundLease, l.SessionTick)
+	}
 	for _, p := range []struct {
 		setting string
 		d       time.Duration
-	}{{"default_ttl", l.DefaultTTL}, {"idle_timeout", l.IdleTimeout}} {
+	}{{"default_ttl", l.DefaultTTL}, {"idle_timeout", l.IdleTimeout}, {"bound_lease", l.BoundLease}} {
 		if p.d < 0 {
 			bad(p.setting, "%v must not be negative", p.d)
 		}

@@ -9,8 +9,9 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// cmdSet: SET key value NX PX|EX ttl is an acquire round. Anything else that
-// would write without the lock protocol is refused.
+// cmdSet: SET key value NX PX|EX ttl is an acquire round; without a TTL it
+// takes a connection-bound lock (boundlocks.go), or one with default_ttl.
+// Anything else that would write without the lock protocol is refused.
 func (s *Server) cmdSet(c *request, args [][]byte) {
 	req, err := parseSet(args[1:], time.Now())
 	switch {
@@ -30,7 +31,7 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	ttl := req.TTL
 	if !req.HasTTL {
 		if ttl = s.opts.DefaultTTL; ttl == 0 {
-			c.writeErr(errNeedTTL)
+			s.acquireBound(c, req) // held until released, while the connection lives
 			return
 		}
 	}
@@ -140,7 +141,7 @@ func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
 		return 0, false
 	case !e.Found:
 		return -2 * time.Millisecond, true
-	case e.TTL < 0:
+	case e.TTL < 0, e.Bound(): // a connection-bound lock: no expiry, as on one Redis
 		return -1 * time.Millisecond, true
 	}
 	return e.TTL, true

@@ -21,6 +21,7 @@ func (s *Server) release(c *request, key, value string, no falseReply) (released
 // releaseAs is release; with fair (a native lock's) it also takes the owner
 // out of the key's wait queue and wakes the waiters.
 func (s *Server) releaseAs(c *request, key, value string, no falseReply, fair bool) (released bool) {
+	s.unbook(key, value) // out of the session book first: no renewal after the release
 	start := time.Now()
 	var err error
 	if fair {
@@ -179,6 +180,7 @@ func (s *Server) forceRelease(c *request, what, key, channel, message string) (e
 		c.writeErr(errForceRelease(what))
 		return false, false
 	}
+	s.unbook(key, "") // no renewal may set it again
 	start := time.Now()
 	existed, err := s.engine.ForceRelease(c.ctx, key)
 	s.metrics.observe(kindForceRelease, start, err, 0)

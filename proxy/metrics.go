@@ -88,17 +88,17 @@ func NewMetrics() *Metrics {
 	buckets := []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5}
 	m := &Metrics{
 		roundSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "redlock_round_duration_seconds", Help: "Time from the first backend send to the decision, by command.", Buckets: buckets,
+			Name: MetricRoundDuration, Help: "Time from the first backend send to the decision, by command.", Buckets: buckets,
 		}, []string{"command"}),
 		validity: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "redlock_validity_margin_seconds", Help: "Time left of the asked TTL when a lock was granted or extended.",
+			Name: MetricValidityMargin, Help: "Time left of the asked TTL when a lock was granted or extended.",
 			Buckets: []float64{.01, .05, .1, .5, 1, 5, 10, 30, 60, 300, 600},
 		}),
 		backendSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "redlock_backend_request_duration_seconds", Help: "Time for one backend to answer one operation, queueing included.", Buckets: buckets,
+			Name: MetricBackendDuration, Help: "Time for one backend to answer one operation, queueing included.", Buckets: buckets,
 		}, []string{"backend"}),
 		backendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "redlock_backend_errors_total", Help: "Backend operations that failed or timed out.",
+			Name: MetricBackendErrors, Help: "Backend operations that failed or timed out.",
 		}, []string{"backend"}),
 	}
 	for k := range nKinds {
@@ -146,32 +146,34 @@ func (m *Metrics) Rounds(command, outcome string) int64 {
 }
 
 var (
-	descRounds      = prometheus.NewDesc("redlock_rounds_total", "Lock rounds by command and outcome.", []string{"command", "outcome"}, nil)
-	descContention  = prometheus.NewDesc("redlock_contended_rounds_total", "Acquire rounds that found the lock taken.", nil, nil)
-	descInflight    = prometheus.NewDesc("redlock_inflight_rounds", "Rounds running now.", nil, nil)
-	descClients     = prometheus.NewDesc("redlock_client_connections", "Open client connections.", nil, nil)
-	descAccepted    = prometheus.NewDesc("redlock_connections_accepted_total", "Client connections accepted.", nil, nil)
-	descRejected    = prometheus.NewDesc("redlock_connections_rejected_total", "Client connections refused (max_clients, shutdown).", nil, nil)
-	descCommands    = prometheus.NewDesc("redlock_commands_total", "Commands processed.", nil, nil)
-	descRollbacks   = prometheus.NewDesc("redlock_rollbacks_total", "Failed acquires rolled back.", nil, nil)
-	descRollbackErr = prometheus.NewDesc("redlock_rollback_failures_total", "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
-	descLapsed      = prometheus.NewDesc("redlock_grants_revoked_total", "Grants revoked because their reply could not be written within the lock's window.", nil, nil)
-	descSessions    = prometheus.NewDesc("redlock_session_locks", "Connection-bound locks this proxy renews.", nil, nil)
-	descRenewals    = prometheus.NewDesc("redlock_session_renewal_rounds_total", "Batched renewal rounds of session locks (one operation per backend each).", nil, nil)
-	descRenewed     = prometheus.NewDesc("redlock_session_renewed_total", "Session lock renewals that a quorum took.", nil, nil)
-	descLost        = prometheus.NewDesc("redlock_session_lost_total", "Session locks given up: gone from a quorum, or not renewed within their window.", nil, nil)
-	descReleased    = prometheus.NewDesc("redlock_session_released_total", "Session locks released because their connection closed.", nil, nil)
-	descUp          = prometheus.NewDesc("redlock_backend_up", "1 when the backend answered its last health check.", []string{"backend"}, nil)
-	descQuarantined = prometheus.NewDesc("redlock_backend_quarantined", "1 while the backend is in restart quarantine.", []string{"backend"}, nil)
-	descCheck       = prometheus.NewDesc("redlock_backend_check_seconds", "Duration of the backend's last health check.", []string{"backend"}, nil)
-	descQuorum      = prometheus.NewDesc("redlock_quorum_available", "1 when enough backends are usable to grant locks.", nil, nil)
+	descRounds      = prometheus.NewDesc(MetricRounds, "Lock rounds by command and outcome.", []string{"command", "outcome"}, nil)
+	descContention  = prometheus.NewDesc(MetricContention, "Acquire rounds that found the lock taken.", nil, nil)
+	descInflight    = prometheus.NewDesc(MetricInflight, "Rounds running now.", nil, nil)
+	descClients     = prometheus.NewDesc(MetricClients, "Open client connections.", nil, nil)
+	descAccepted    = prometheus.NewDesc(MetricAccepted, "Client connections accepted.", nil, nil)
+	descRejected    = prometheus.NewDesc(MetricRejected, "Client connections refused (max_clients, shutdown).", nil, nil)
+	descCommands    = prometheus.NewDesc(MetricCommands, "Commands processed.", nil, nil)
+	descRollbacks   = prometheus.NewDesc(MetricRollbacks, "Failed acquires rolled back.", nil, nil)
+	descRollbackErr = prometheus.NewDesc(MetricRollbackFailures, "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
+	descLapsed      = prometheus.NewDesc(MetricGrantsRevoked, "Grants revoked because their reply could not be written within the lock's window.", nil, nil)
+	descSessions    = prometheus.NewDesc(MetricSessionLocks, "Connection-bound locks this proxy renews.", nil, nil)
+	descRenewals    = prometheus.NewDesc(MetricSessionRenewals, "Batched renewal rounds of session locks (one operation per backend each).", nil, nil)
+	descRenewed     = prometheus.NewDesc(MetricSessionRenewed, "Session lock renewals that a quorum took.", nil, nil)
+	descLost        = prometheus.NewDesc(MetricSessionLost, "Session locks given up: gone from a quorum, or not renewed within their window.", nil, nil)
+	descReleased    = prometheus.NewDesc(MetricSessionReleased, "Session locks released because their connection closed.", nil, nil)
+	descUp          = prometheus.NewDesc(MetricBackendUp, "1 when the backend answered its last health check.", []string{"backend"}, nil)
+	descQuarantined = prometheus.NewDesc(MetricBackendQuarantine, "1 while the backend is in restart quarantine.", []string{"backend"}, nil)
+	descCheck       = prometheus.NewDesc(MetricBackendCheck, "Duration of the backend's last health check.", []string{"backend"}, nil)
+	descQuorum      = prometheus.NewDesc(MetricQuorum, "1 when enough backends are usable to grant locks.", nil, nil)
+	descWaiting     = prometheus.NewDesc(MetricWaiting, "LOCK.ACQUIRE ... WAIT requests waiting for a lock now.", nil, nil)
+	descMaxClients  = prometheus.NewDesc(MetricMaxClients, "The max_clients setting: connections beyond it are refused.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
 		descCommands, descRollbacks, descRollbackErr, descLapsed, descSessions, descRenewals, descRenewed, descLost, descReleased,
-		descUp, descQuarantined, descCheck, descQuorum} {
+		descUp, descQuarantined, descCheck, descQuorum, descWaiting, descMaxClients} {
 		ch <- d
 	}
 	m.roundSeconds.Describe(ch)
@@ -201,6 +203,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counter(descLapsed, m.lapsed.Load())
 	if s := m.server.Load(); s != nil {
 		gauge(descClients, float64(s.Clients()))
+		gauge(descMaxClients, float64(s.opts.MaxClients))
+		gauge(descWaiting, float64(s.waiting.Load()))
 		rb, rbFailed := s.engine.Rollbacks()
 		counter(descRollbacks, rb)
 		counter(descRollbackErr, rbFailed)

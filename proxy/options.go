@@ -52,9 +52,17 @@ func WithWriteTimeout(d time.Duration) Option { return func(o *options) { o.Writ
 // WithIdleTimeout closes connections that send nothing for d. Default 0: never.
 func WithIdleTimeout(d time.Duration) Option { return func(o *options) { o.IdleTimeout = d } }
 
-// WithDefaultTTL gives SET NX without a TTL this one. Default 0: such a SET is
-// refused, since a lock without expiry is never freed if its owner dies.
+// WithDefaultTTL gives SET NX without a TTL this one. Default 0: such a SET
+// takes a connection-bound lock (boundlocks.go).
 func WithDefaultTTL(d time.Duration) Option { return func(o *options) { o.DefaultTTL = d } }
+
+// WithBoundLease sets the lease of connection-bound locks. Default 0: 10s,
+// or max_ttl when shorter.
+func WithBoundLease(d time.Duration) Option { return func(o *options) { o.BoundLease = d } }
+
+// WithSessionTick sets how often session and connection-bound locks are
+// renewed. Default 500ms.
+func WithSessionTick(d time.Duration) Option { return func(o *options) { o.SessionTick = d } }
 
 // WithForceRelease lets DEL/UNLINK delete locks whoever holds them. Default true.
 func WithForceRelease(allow bool) Option { return func(o *options) { o.AllowForceRelease = allow } }

@@ -32,6 +32,7 @@ type Server struct {
 
 	sessions  sessions      // connection-bound locks and their renewer
 	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
+	waiters   waiters       // the same, per key (the status page)
 	stopWaits chan struct{} // closed when the server stops accepting
 
 	mu        sync.Mutex

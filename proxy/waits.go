@@ -42,6 +42,8 @@ func (w waitWake) Deliver(_, _, _ string) {
 func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
+	s.waiters.add(a.key, 1)
+	defer s.waiters.add(a.key, -1)
 	leave := c.peer.watchHangup()
 	defer leave()
 	ctx := c.peer.context() // without the arrival: each try has its own

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -49,10 +50,32 @@ func (e *Engine) AcquireWaiting(ctx context.Context, key, value string, ttl time
 	return e.acquire(ctx, Op{Kind: OpSetNX, Fair: true, Key: key, Value: value, Aux: TokenKey, AuxTTL: e.opts.NativeLockDelay}, ttl)
 }
 
+// AcquireBound is Acquire for a lock its holder means to keep until it
+// releases it (SET NX without a TTL): the proxy renews it while the client's
+// connection lives (a connection-bound lock), and ttl is its lease. The
+// round's id carries BoundMark, noted beside the lock on every node like any
+// round's id, so that every replica's Read tells it is bound (Entry.Bound)
+// and answers PTTL -1 as one Redis would.
+func (e *Engine) AcquireBound(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, AuxTTL: e.opts.LockDelay, Round: e.newRoundID() + BoundMark}, ttl)
+}
+
+// BoundMark ends the round id of a connection-bound lock (AcquireBound).
+const BoundMark = "~"
+
+// Bound reports whether a read string lock was taken by AcquireBound: the
+// round its holders carry is marked so.
+func (v Entry) Bound() bool { return strings.HasSuffix(v.Round, BoundMark) }
+
 // acquire runs an acquire round of op, an OpSetNX (fenced when Aux names a
-// token counter).
+// token counter), with a new round id unless op names one.
 func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
-	op.Round = e.newRoundID()
+	if op.Round == "" {
+		op.Round = e.newRoundID()
+	}
 	key, value, fenced := op.Key, op.Value, op.Aux != ""
 	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
@@ -77,6 +100,9 @@ func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, 
 	}
 	if op.Fair && errors.Is(rerr.Reason, ErrTaken) {
 		rerr.RetryIn = r.retryIn()
+	}
+	if errors.Is(rerr.Reason, ErrTaken) {
+		e.contended(key)
 	}
 	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
 	return Grant{}, rerr
@@ -231,4 +257,11 @@ func kindOf(k OpKind) RoundKind {
 		return RoundAcquire
 	}
 	return RoundExtend
+}
+
+// contended reports a round that found key taken to the WithContention hook.
+func (e *Engine) contended(key string) {
+	if e.opts.contended != nil {
+		e.opts.contended(key)
+	}
 }

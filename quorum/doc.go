@@ -42,6 +42,10 @@
 // round's write. It waits for the round's stragglers first, and completes on
 // a context of its own before the failure is answered.
 //
+// The id of a connection-bound lock's round (AcquireBound) ends with
+// BoundMark; Read reads the notes, so every replica tells such a lock
+// (Entry.Bound) from the round its holders carry.
+//
 // # Extend
 //
 // An extend succeeds on a node only while the holder's window is open

@@ -69,6 +69,7 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr
 	}
+	e.contended(key)
 	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.round)}
 }
 

@@ -20,6 +20,18 @@ type Lock struct {
 // is read by quorum. It fails with ErrNoQuorum when fewer than Q nodes could
 // be scanned, since a lock could then hide on the others.
 func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, error) {
+	keys, err := e.LockKeys(ctx, prefix, limit)
+	if err != nil {
+		return nil, err
+	}
+	return e.ReadLocks(ctx, keys, limit)
+}
+
+// LockKeys is Locks' first half: the sorted keys starting with prefix that
+// a scan of every usable node found (at most limit keys per node, internal
+// ones included, are scanned), which may hold locks. ErrNoQuorum when fewer
+// than Q nodes could be scanned.
+func (e *Engine) LockKeys(ctx context.Context, prefix string, limit int) ([]string, error) {
 	type scan struct {
 		keys []string
 		err  error
@@ -65,6 +77,12 @@ func (e *Engine) Locks(ctx context.Context, prefix string, limit int) ([]Lock, e
 		}
 	}
 	slices.Sort(keys)
+	return keys, nil
+}
+
+// ReadLocks is Locks' second half: it reads keys by quorum, in order, and
+// returns up to limit of them that a quorum holds as locks.
+func (e *Engine) ReadLocks(ctx context.Context, keys []string, limit int) ([]Lock, error) {
 	var locks []Lock
 	for _, k := range keys {
 		if len(locks) == limit {

@@ -12,6 +12,7 @@ type Option func(*options)
 type options struct {
 	Settings
 	observer  func(addr string, d time.Duration, err error)
+	contended func(key string)
 	logValues bool
 	logger    *slog.Logger
 }
@@ -61,6 +62,13 @@ func WithHealthInterval(d time.Duration) Option { return func(o *options) { o.He
 // keep it cheap. Default none.
 func WithObserver(f func(addr string, d time.Duration, err error)) Option {
 	return func(o *options) { o.observer = f }
+}
+
+// WithContention has f called with the key of every acquire round that
+// found the lock taken (the status page's hottest keys). It runs on the
+// lock path: keep it cheap. Default none.
+func WithContention(f func(key string)) Option {
+	return func(o *options) { o.contended = f }
 }
 
 // WithLogValues lets log lines name lock keys and owner values. Default

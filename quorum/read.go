@@ -27,12 +27,13 @@ func (e *Engine) Get(ctx context.Context, key string) (Entry, error) {
 //
 // A TTL whose conservative remainder is not positive reads as not found: the
 // window a client could have been given is over. A key without expiry reads
-// with a negative TTL.
+// with a negative TTL. It reads the lock's note too: its Round (Entry.Bound)
+// and token.
 func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 	if err := reservedKey(key); err != nil {
 		return Entry{}, err
 	}
-	return e.read(ctx, Op{Kind: OpRead, Key: key}, false, false)
+	return e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
 }
 
 // entryID tells apart the entries a read counts as different answers.

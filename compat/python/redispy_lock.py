@@ -106,6 +106,34 @@ while r.execute_command("LOCK.TOKEN", "py:session") is not None and time.time() 
     time.sleep(0.05)
 check(r.execute_command("LOCK.TOKEN", "py:session") is None, "closing the connection releases it")
 
+# No timeout (r.lock(name), redis-py's default): SET NX without a TTL takes a
+# connection-bound lock. PTTL -1 as on one Redis, held while its connection is
+# open (past the proxy's lease, 10 s by default: REDLOCK_BOUND_WAIT seconds
+# here), released with redis-py's script, freed when the connection closes.
+nt = redis.Redis(host=host, port=int(port), single_connection_client=True)
+forever = nt.lock("py:forever")
+check(forever.acquire(blocking=False), "a lock without timeout is granted")
+check(r.pttl("py:forever") == -1 and r.ttl("py:forever") == -1, "PTTL and TTL answer -1, from another connection too")
+check(not r.lock("py:forever").acquire(blocking=False), "a second owner is refused")
+time.sleep(float(os.environ.get("REDLOCK_BOUND_WAIT", "1")))
+check(forever.locked() and forever.owned(), "still held after the wait, its connection idle")
+try:
+    forever.extend(10)
+    check(False, "extending a lock without timeout must raise (client-side)")
+except Exception:
+    check(True, "extend refused client-side, as redis-py does")
+forever.release()
+check(r.get("py:forever") is None, "released by redis-py's script")
+check(forever.acquire(blocking=False), "taken again")
+nt.close()
+nt.connection_pool.disconnect()
+deadline = time.time() + 15
+while r.get("py:forever") is not None and time.time() < deadline:
+    time.sleep(0.05)
+check(r.get("py:forever") is None, "closing its connection frees a lock without timeout")
+with r.lock("py:forever", blocking_timeout=5) as again:
+    check(r.pttl("py:forever") == -1, "the context manager's lock without timeout reads PTTL -1")
+
 # Threads contending: a read-modify-write under the lock must never interleave.
 state = {"n": 0, "inside": 0, "overlap": False}
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redlock-proxy/redlock-proxy/backend"
 	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/statuspage"
 	"github.com/redlock-proxy/redlock-proxy/proxy"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 	"github.com/redlock-proxy/redlock-proxy/wake"
@@ -70,10 +71,12 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 		links[i] = backend.NewPubSub(&ps)
 	}
 	a.Metrics = proxy.NewMetrics()
+	contention := statuspage.NewContention(contentionKeys)
 	engine, err := quorum.New(nodes,
 		quorum.WithSettings(settings),
 		quorum.WithHealthInterval(cfg.HealthInterval),
 		quorum.WithObserver(a.Metrics.ObserveBackend),
+		quorum.WithContention(contention.Add),
 		quorum.WithLogValues(cfg.LogValues),
 		quorum.WithLogger(logger),
 	)
@@ -111,13 +114,18 @@ func Start(cfg config.Config, logger *slog.Logger) (*App, error) {
 		proxy.WithVersion(Version()),
 	)
 	if cfg.HTTPListen != "" {
-		if a.HTTP, err = serveHTTP(cfg.HTTPListen, a.embedded != nil, engine, a.Server, newRegistry(a.Metrics), logger); err != nil {
+		page := statuspage.New(a.Server, engine, contention, logger)
+		if a.HTTP, err = serveHTTP(cfg.HTTPListen, a.embedded != nil, engine, a.Server, newRegistry(a.Metrics), page, logger); err != nil {
 			a.Close()
 			return nil, fmt.Errorf("http_listen: %w", err)
 		}
 	}
 	return a, nil
 }
+
+// contentionKeys is how many keys the status page's hottest-keys table
+// tracks (statuspage.Contention).
+const contentionKeys = 256
 
 // Close stops everything Start started.
 func (a *App) Close() {

@@ -16,10 +16,19 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// newRegistry holds the proxy's metrics and the Go runtime's.
+// newRegistry holds the proxy's metrics, the build's identity
+// (redlock_build_info{version,commit} 1, the -version flag's) and the Go
+// runtime's.
 func newRegistry(m *proxy.Metrics) *prometheus.Registry {
+	ver, rev := Version()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        proxy.MetricBuildInfo,
+		Help:        "Always 1; the labels name the build (version and VCS commit) this replica runs.",
+		ConstLabels: prometheus.Labels{"version": ver, "commit": rev},
+	})
+	build.Set(1)
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(m, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg
 }
 
@@ -27,9 +36,11 @@ func newRegistry(m *proxy.Metrics) *prometheus.Registry {
 // /readyz (it accepts clients and a quorum of backends is usable: up and
 // out of quarantine; never with embedded backends, which are not a lock
 // service) on addr. Both answer 503 from the moment the client listener
-// closes (shutdown).
-func serveHTTP(addr string, embedded bool, engine *quorum.Engine, server *proxy.Server, reg *prometheus.Registry, logger *slog.Logger) (net.Listener, error) {
+// closes (shutdown); and the status page (/status, internal/statuspage).
+func serveHTTP(addr string, embedded bool, engine *quorum.Engine, server *proxy.Server, reg *prometheus.Registry, status http.Handler, logger *slog.Logger) (net.Listener, error) {
 	mux := http.NewServeMux()
+	mux.Handle("/status", status)
+	mux.Handle("/status/", status)
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		if !server.Serving() {
@@ -65,7 +76,7 @@ func serveHTTP(addr string, embedded bool, engine *quorum.Engine, server *proxy.
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("http listening: /metrics /healthz /readyz", "addr", ln.Addr().String())
+	logger.Info("http listening: /metrics /healthz /readyz /status", "addr", ln.Addr().String())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	return ln, nil
