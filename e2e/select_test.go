@@ -283,3 +283,20 @@ func TestSelectReset(t *testing.T) {
 		t.Errorf("CLIENT INFO after RESET = %q, %v; want db=0 resp=2", info, err)
 	}
 }
+
+// TestSelectBoundLocks: locks without a TTL (bound to their connection)
+// are per database too.
+func TestSelectBoundLocks(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	ctx := t.Context()
+	zero := h.Client()
+	nine := h.Client(func(o *redis.Options) { o.DB = 9 })
+	for _, c := range []*redis.Client{zero, nine} {
+		if ok, err := c.SetNX(ctx, "b", "held", 0).Result(); !ok || err != nil {
+			t.Fatalf("SET b NX (no TTL) = %v, %v; want OK in each database", ok, err)
+		}
+	}
+	if ok, err := nine.SetNX(ctx, "b", "other", 0).Result(); ok || err != nil {
+		t.Fatalf("a second SET b NX in db 9 = %v, %v; want nil (taken)", ok, err)
+	}
+}
