@@ -37,7 +37,7 @@ func newBackend(dir string) (*backend, error) {
 		return nil, err
 	}
 	b := &backend{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
-	return b, b.start("")
+	return b, b.start("", 10*time.Second)
 }
 
 func freePort() (int, error) {
@@ -50,7 +50,7 @@ func freePort() (int, error) {
 }
 
 // start launches redis-server (persistence off) and waits for PING.
-func (b *backend) start(rate string) error {
+func (b *backend) start(rate string, wait time.Duration) error {
 	_, port, _ := net.SplitHostPort(b.addr)
 	cmd := exec.Command("redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
 		"--appendonly", "no", "--dir", b.dir, "--logfile", filepath.Join(b.dir, "redis.log"),
@@ -66,7 +66,7 @@ func (b *backend) start(rate string) error {
 	go func() { _ = cmd.Wait(); close(done) }()
 	c := redis.NewClient(&redis.Options{Addr: b.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
-	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		select {
 		case <-done:
 			return fmt.Errorf("redis-server on %s (rate %q) exited at start", b.addr, rate)
@@ -84,7 +84,7 @@ func (b *backend) start(rate string) error {
 	}
 	_ = cmd.Process.Kill()
 	<-done
-	return fmt.Errorf("redis-server on %s (rate %q) did not answer PING in 10s", b.addr, rate)
+	return fmt.Errorf("redis-server on %s (rate %q) did not answer PING in %v", b.addr, rate, wait)
 }
 
 // kill sends SIGKILL (a crash: everything is lost) and waits for the exit.
@@ -104,7 +104,7 @@ func (b *backend) restart(rate string) error {
 	b.kill()
 	var err error
 	for range 20 { // the port may linger a moment after the kill
-		if err = b.start(rate); err == nil {
+		if err = b.start(rate, 10*time.Second); err == nil {
 			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -132,7 +132,7 @@ func faketimeWorks(dir string) error {
 		return err
 	}
 	b := &backend{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir}
-	err = b.start("1.005")
+	err = b.start("1.005", 3*time.Second)
 	b.kill()
 	if err != nil {
 		return fmt.Errorf("redis-server does not run under libfaketime (it clashes with redis-server's jemalloc, libfaketime issue #130): %v", err)

@@ -54,35 +54,18 @@ func localCheck(ops []history.Op) verdict {
 }
 
 func checkKey(key string, ops []history.Op, v *verdict) {
-	cut := map[string]time.Duration{} // owner -> first release sent
+	byOwner := map[string][]history.Op{}
+	var owners []string
 	for _, op := range ops {
-		if op.Kind == history.Release {
-			if c, ok := cut[op.Owner]; !ok || op.Invoke < c {
-				cut[op.Owner] = op.Invoke
-			}
+		if byOwner[op.Owner] == nil {
+			owners = append(owners, op.Owner)
 		}
+		byOwner[op.Owner] = append(byOwner[op.Owner], op)
 	}
 	var wins, points []window
-	for _, op := range ops {
-		if op.Outcome != history.OK {
-			continue
-		}
-		switch op.Kind {
-		case history.Acquire, history.Extend:
-			end := op.Invoke + op.TTL
-			if c, ok := cut[op.Owner]; ok && c < end {
-				end = c
-			}
-			if op.Kind == history.Acquire && op.Return > op.Invoke+op.TTL {
-				v.Late++
-			}
-			if op.Return < end {
-				wins = append(wins, window{op.Owner, op.Return, end})
-			}
-		}
-		if op.Kind == history.Extend || op.Kind == history.Token {
-			points = append(points, window{op.Owner, op.Invoke, op.Return})
-		}
+	for _, owner := range owners {
+		w, p := ownerWindows(byOwner[owner], v)
+		wins, points = append(wins, w...), append(points, p...)
 	}
 	wins = mergeOwners(wins)
 	var last window
@@ -106,6 +89,60 @@ func checkKey(key string, ops []history.Op, v *verdict) {
 		}
 	}
 	checkTokens(key, ops, v)
+}
+
+// ownerWindows follows one owner's ops in the order it sent them. An OK
+// acquire opens a window [answer, send + TTL]. An extend sets the TTL anew
+// (PEXPIRE, LOCK.EXTEND, Redisson's renewal may shorten it too): an OK one
+// makes the end send + TTL; one with any other outcome may or may not have
+// landed, so the end becomes the earlier of the two (its send, if the owner
+// was told it does not hold the lock). A release ends the window when sent.
+// Extends and LOCK.TOKEN answered OK also say the owner held the lock at
+// some instant between send and answer: the points.
+func ownerWindows(ops []history.Op, v *verdict) (wins, points []window) {
+	slices.SortFunc(ops, func(a, b history.Op) int { return int(a.Invoke - b.Invoke) })
+	var cur *window
+	closeCur := func() {
+		if cur != nil && cur.from < cur.to {
+			wins = append(wins, *cur)
+		}
+		cur = nil
+	}
+	for _, op := range ops {
+		switch op.Kind {
+		case history.Acquire:
+			if op.Outcome != history.OK {
+				continue
+			}
+			if op.Return > op.Invoke+op.TTL {
+				v.Late++
+			}
+			closeCur()
+			cur = &window{op.Owner, op.Return, op.Invoke + op.TTL}
+		case history.Extend:
+			switch {
+			case op.Outcome == history.OK && cur != nil && op.Invoke <= cur.to:
+				cur.to = op.Invoke + op.TTL
+			case op.Outcome == history.OK:
+				closeCur()
+				cur = &window{op.Owner, op.Return, op.Invoke + op.TTL}
+			case cur != nil && op.Outcome == history.NotHeld:
+				cur.to = min(cur.to, op.Invoke)
+			case cur != nil:
+				cur.to = min(cur.to, op.Invoke+op.TTL)
+			}
+		case history.Release:
+			if cur != nil {
+				cur.to = min(cur.to, op.Invoke)
+			}
+			closeCur()
+		}
+		if op.Outcome == history.OK && (op.Kind == history.Extend || op.Kind == history.Token) {
+			points = append(points, window{op.Owner, op.Invoke, op.Return})
+		}
+	}
+	closeCur()
+	return wins, points
 }
 
 // mergeOwners sorts windows by start and unites each owner's overlapping ones.

@@ -39,11 +39,12 @@ func loadScripts(root string) (scripts, error) {
 
 // world is what every client shares.
 type world struct {
-	rec     *history.Recorder
-	addrs   []string // the replicas
-	keys    []string
-	scripts scripts
-	stop    chan struct{}
+	rec      *history.Recorder
+	addrs    []string // the replicas
+	keys     []string // string locks: plain and native clients
+	hashKeys []string // Redisson's hash locks (a hash on a string lock's key is WRONGTYPE)
+	scripts  scripts
+	stop     chan struct{}
 }
 
 // client is one simulated application: its own connections to every
@@ -96,6 +97,9 @@ func (c *client) run() {
 	for !c.stopped() {
 		c.seq++
 		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
+		if c.kind == Redisson {
+			key = c.w.hashKeys[c.rng.IntN(len(c.w.hashKeys))]
+		}
 		r := c.rng.IntN(len(c.cs))
 		owner := fmt.Sprintf("%s-%d", c.name, c.seq)
 		ttl := time.Duration(300+c.rng.IntN(2700)) * time.Millisecond

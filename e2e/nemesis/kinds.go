@@ -100,6 +100,10 @@ func (c *client) native(key, owner string, r int, ttl time.Duration) {
 		args = append(args, "WAIT", 100+c.rng.IntN(1400))
 	}
 	session := c.rng.IntN(3) == 0
+	if session {
+		ttl = max(ttl, 1500*time.Millisecond) // three renewal ticks of the default session_tick
+		args[3] = ttl.Milliseconds()
+	}
 	var conn interface {
 		Do(context.Context, ...any) *redis.Cmd
 	} = c.cs[r]

@@ -12,11 +12,20 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/history"
 )
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 func main() {
 	var o options
@@ -29,7 +38,12 @@ func main() {
 	flag.StringVar(&o.bin, "proxy-bin", "", "the proxy binary to test (default: go build this checkout)")
 	flag.BoolVar(&o.hostile, "hostile", false, "also send commands aimed at the proxy's bookkeeping keys (__redlock:*)")
 	flag.StringVar(&o.out, "out", "", "where to write the history (default: a new file in the temp dir)")
+	checkFile := flag.String("check", "", "only check a history written before (JSON lines) and exit")
 	flag.Parse()
+	if *checkFile != "" {
+		os.Exit(recheck(*checkFile))
+	}
+	redis.SetLogger(quiet{}) // a paused or restarting replica makes the pool log every failed dial
 	res, err := run(o, func(format string, args ...any) { fmt.Printf(format+"\n", args...) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)
@@ -38,4 +52,28 @@ func main() {
 	if len(res.verdict.Anomalies) > 0 || res.hostileAccepted > 0 {
 		os.Exit(1)
 	}
+}
+
+// recheck reads a history a run wrote and prints the checker's verdict.
+func recheck(path string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nemesis:", err)
+		return 2
+	}
+	defer f.Close()
+	ops, err := history.Read(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "nemesis:", err)
+		return 2
+	}
+	v := checkHistory(ops)
+	fmt.Printf("%d operations, %d late OK answers, %d anomalies\n", len(ops), v.Late, len(v.Anomalies))
+	for _, a := range v.Anomalies {
+		fmt.Println("  " + a)
+	}
+	if len(v.Anomalies) > 0 {
+		return 1
+	}
+	return 0
 }

@@ -81,15 +81,15 @@ func (p *planner) busy(spans [][]span, at span) (free []int, used int) {
 }
 
 // plan draws a schedule for a run of length total from rng: the first
-// faults are one of each kind (in a random order), then kinds at random.
-func plan(rng *rand.Rand, total time.Duration, nBackends, nReplicas int, quarantine time.Duration) []*fault {
+// faults are one of each of kinds (in a random order), then kinds at random.
+func plan(rng *rand.Rand, kinds []string, total time.Duration, nBackends, nReplicas int, quarantine time.Duration) []*fault {
 	p := &planner{rng: rng, backends: make([][]span, nBackends), replicas: make([][]span, nReplicas), quar: quarantine}
-	order := append([]string(nil), allKinds...)
+	order := append([]string(nil), kinds...)
 	rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 	var out []*fault
 	end := total - 6*time.Second
 	for t := time.Second; t < end; {
-		kind := allKinds[rng.IntN(len(allKinds))]
+		kind := kinds[rng.IntN(len(kinds))]
 		if len(out) < len(order) {
 			kind = order[len(out)]
 		}

@@ -34,6 +34,9 @@ type replica struct {
 // proxySettings are the settings every replica runs with: short locks so
 // a restarted backend's quarantine (max_ttl) ends within the run, and
 // round timeouts sized for a loaded 2-core machine.
+// quarantine is how long a restarted backend is kept out: max_ttl below.
+const quarantine = 4 * time.Second
+
 func proxySettings(oldBootstrap bool) []string {
 	s := []string{"-max-ttl", "4s", "-node-timeout", "1s", "-timeout-factor", "0.5",
 		"-native-lock-delay", "1s", "-health-interval", "200ms"}

@@ -69,13 +69,18 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 	defer signal.Stop(interrupted)
 
 	rng := rand.New(rand.NewPCG(o.seed, 0x6e656d65))
-	faults := plan(rng, o.dur, o.backends, o.replicas, 4*time.Second)
+	kinds := allKinds
+	if !cl.skew {
+		kinds = kinds[:len(kinds)-1] // ClockSkew is last
+	}
+	faults := plan(rng, kinds, o.dur, o.backends, o.replicas, quarantine)
 	w := &world{rec: history.NewRecorder(), scripts: scr, stop: make(chan struct{})}
 	for _, r := range cl.replicas {
 		w.addrs = append(w.addrs, r.addr)
 	}
 	for i := range o.keys {
 		w.keys = append(w.keys, fmt.Sprintf("{nem%d}", i))
+		w.hashKeys = append(w.hashKeys, fmt.Sprintf("{rnem%d}", i))
 	}
 	res := &result{faults: faults}
 	var wg sync.WaitGroup
