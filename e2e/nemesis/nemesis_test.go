@@ -1,0 +1,50 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/history"
+)
+
+// TestNemesisShortSchedule runs a fixed seed for 75 s: every fault kind at
+// least once (clock skew only where libfaketime runs redis-server), every
+// client kind granted locks, and the whole history must check clean.
+func TestNemesisShortSchedule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("75 s of faults")
+	}
+	res, err := run(options{seed: 24, dur: 75 * time.Second, replicas: 2, backends: 5, clients: 12, keys: 4, hostile: true}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range res.verdict.Anomalies {
+		t.Error(a)
+	}
+	if res.hostileAccepted > 0 {
+		t.Errorf("%d of %d commands aimed at the bookkeeping keys were accepted", res.hostileAccepted, res.hostileSent)
+	}
+	ran := map[string]bool{}
+	for _, f := range res.faults {
+		if strings.HasPrefix(f.Note, "error") {
+			t.Errorf("fault %s: %s", f, f.Note)
+		}
+		if f.Note == "" {
+			ran[f.Kind] = true
+		}
+	}
+	for _, k := range allKinds {
+		if !ran[k] && k != ClockSkew {
+			t.Errorf("no %s fault ran", k)
+		}
+	}
+	for _, k := range clientKinds {
+		if res.counts[k+" acquire"][history.OK] == 0 {
+			t.Errorf("no %s client was granted a lock: %v", k, res.counts)
+		}
+	}
+	if t.Failed() {
+		t.Logf("history: %s (go run ./e2e/nemesis -check FILE re-checks it)", res.path)
+	}
+}
