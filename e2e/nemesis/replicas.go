@@ -37,11 +37,19 @@ type replica struct {
 // quarantine is how long a restarted backend is kept out: max_ttl below.
 const quarantine = 4 * time.Second
 
-func proxySettings(oldBootstrap bool) []string {
-	s := []string{"-max-ttl", "4s", "-node-timeout", "1s", "-timeout-factor", "0.5",
-		"-native-lock-delay", "1s", "-health-interval", "200ms"}
+// An older binary under test gets only the flags its -h lists.
+func proxySettings(bin string, oldBootstrap bool) []string {
+	out, _ := exec.Command(bin, "-h").CombinedOutput()
+	all := [][2]string{{"-max-ttl", "4s"}, {"-node-timeout", "1s"}, {"-timeout-factor", "0.5"},
+		{"-native-lock-delay", "1s"}, {"-health-interval", "200ms"}}
 	if oldBootstrap {
-		s = append(s, "-initial-cluster-state", "new")
+		all = append(all, [2]string{"-initial-cluster-state", "new"})
+	}
+	var s []string
+	for _, f := range all {
+		if bytes.Contains(out, []byte("  "+f[0]+"\n")) || bytes.Contains(out, []byte("  "+f[0]+" ")) {
+			s = append(s, f[0], f[1])
+		}
 	}
 	return s
 }
@@ -53,7 +61,7 @@ func newReplica(bin, dir string, n int, links []string, oldBootstrap bool) (*rep
 	}
 	r := &replica{bin: bin, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 		log: filepath.Join(dir, fmt.Sprintf("replica%d.log", n))}
-	r.args = append([]string{"-listen", r.addr, "-backends", strings.Join(links, ",")}, proxySettings(oldBootstrap)...)
+	r.args = append([]string{"-listen", r.addr, "-backends", strings.Join(links, ",")}, proxySettings(bin, oldBootstrap)...)
 	return r, r.start()
 }
 
@@ -142,7 +150,7 @@ func usesOldBootstrap(bin string) bool {
 // one-time act) so replicas count them at once; old binaries instead start
 // with initial_cluster_state new.
 func bootstrap(bin string, addrs []string) error {
-	args := append([]string{"bootstrap", "-backends", strings.Join(addrs, ",")}, proxySettings(false)...)
+	args := append([]string{"bootstrap", "-backends", strings.Join(addrs, ",")}, proxySettings(bin, false)...)
 	out, err := exec.Command(bin, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s bootstrap: %v: %s", bin, err, out)
