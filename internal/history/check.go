@@ -100,9 +100,6 @@ type hold struct {
 	token   int64 // the lock's token, 0 if never answered
 	tokenOp int
 	windows []window
-	// released: Invoke of the first release that may have taken effect,
-	// or -1: after it the lock-delay is not owed.
-	released time.Duration
 }
 
 func d(t time.Duration) string { return t.Round(time.Millisecond).String() }

@@ -48,7 +48,7 @@ func (k *keyHistory) splitHolds(owner string) {
 	for n, i := range mine {
 		op := k.ops[i]
 		if op.Kind == Acquire && (op.Outcome == OK || op.Outcome == Unknown) {
-			cur = &hold{owner: owner, grant: i, released: -1}
+			cur = &hold{owner: owner, grant: i}
 			k.holds = append(k.holds, cur)
 			if op.Outcome == OK {
 				cur.token, cur.tokenOp = op.Token, i
@@ -62,8 +62,6 @@ func (k *keyHistory) splitHolds(owner string) {
 		cur.ops = append(cur.ops, i)
 		k.holdByOp[i] = cur
 		switch {
-		case op.Kind == Release && op.Outcome != NotHeld && cur.released < 0:
-			cur.released = op.Invoke
 		case op.Kind == Extend && op.Outcome == OK && !k.releasedBefore(cur, op.Invoke):
 			k.addWindow(cur, len(k.holds)-1, i, mine[n+1:])
 		}

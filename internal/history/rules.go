@@ -74,15 +74,16 @@ func endString(t time.Duration) string {
 }
 
 // lockDelays: an owner granted within the lock-delay of a lock that expired
-// unreleased. Certain only when the later grant was sent after the earlier
-// one returned, returned before the earliest end of the delay (the lock's
+// unreleased. Certain only when the earlier lock was granted OK and its
+// owner asked for no lock again (its delay and expiry would be open), and
+// when the later grant was sent after the earlier one returned, returned before the earliest end of the delay (the lock's
 // last window end plus its Delay), and no release of the earlier lock was
 // sent before it returned.
 func (k *keyHistory) lockDelays() []Anomaly {
 	var out []Anomaly
 	for _, a := range k.holds {
 		ga := k.ops[a.grant]
-		if ga.Delay <= 0 || len(a.windows) == 0 {
+		if ga.Delay <= 0 || ga.Outcome != OK || len(a.windows) == 0 {
 			continue
 		}
 		var expiry = a.windows[0].end
@@ -97,11 +98,34 @@ func (k *keyHistory) lockDelays() []Anomaly {
 			if b.owner == a.owner || gb.Outcome != OK || gb.Invoke <= ga.Return {
 				continue
 			}
-			if gb.Return >= expiry && gb.Return < expiry+ga.Delay && (a.released < 0 || a.released >= gb.Return) {
+			if gb.Return >= expiry && gb.Return < expiry+ga.Delay && !k.mayHaveReleased(a.owner, ga.Invoke, gb.Return) && !k.reacquired(a.owner, ga.Invoke, gb.Return) {
 				out = append(out, k.anomaly("lock-delay", []int{a.grant, b.grant}, "%s granted at %s, %s after %s's lock expired unreleased (delay %s)",
 					b.owner, d(gb.Return), d(gb.Return-expiry), a.owner, d(ga.Delay)))
 			}
 		}
 	}
 	return out
+}
+
+// mayHaveReleased reports whether owner sent a release that may have taken
+// effect (any answer but not held) after from and before to: a later
+// acquire by the same owner may not have taken effect, so every release of
+// the owner counts, not only those of one hold.
+func (k *keyHistory) mayHaveReleased(owner string, from, to time.Duration) bool {
+	for _, j := range k.byOwner[owner] {
+		if o := k.ops[j]; o.Kind == Release && o.Outcome != NotHeld && o.Invoke > from && o.Invoke < to {
+			return true
+		}
+	}
+	return false
+}
+
+// reacquired reports whether owner sent another acquire between from and to.
+func (k *keyHistory) reacquired(owner string, from, to time.Duration) bool {
+	for _, j := range k.byOwner[owner] {
+		if o := k.ops[j]; o.Kind == Acquire && o.Invoke > from && o.Invoke < to {
+			return true
+		}
+	}
+	return false
 }

@@ -3,7 +3,9 @@ package history
 // tokens: one lock has one token (every token its holder read, and the one
 // its grant answered, are equal), and a lock granted after another (sent
 // after the other's grant returned, its token fixed after the other's was)
-// has a larger token.
+// has a larger token. Holds of one owner are not compared: a re-acquire
+// with an Unknown outcome may not have taken effect, and its owner's later
+// reads then still read the first lock's token.
 func (k *keyHistory) tokens() []Anomaly {
 	var out []Anomaly
 	for _, h := range k.holds {
@@ -28,7 +30,7 @@ func (k *keyHistory) tokens() []Anomaly {
 		gb, fb := k.ops[b.grant], k.ops[b.tokenOp]
 		worst := -1 // the earlier lock with the largest token not below b's
 		for n, a := range k.holds {
-			if a == b || a.token == 0 || a.token < b.token {
+			if a.owner == b.owner || a.token == 0 || a.token < b.token {
 				continue
 			}
 			ga, fa := k.ops[a.grant], k.ops[a.tokenOp]
