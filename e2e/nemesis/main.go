@@ -26,7 +26,7 @@ func main() {
 	flag.IntVar(&o.keys, "keys", 4, "lock keys the clients contend for")
 	flag.StringVar(&o.bin, "proxy-bin", "", "the proxy binary to test (default: go build this checkout)")
 	flag.BoolVar(&o.hostile, "hostile", false, "also send commands aimed at the proxy's bookkeeping keys (__redlock:*)")
-	flag.StringVar(&o.out, "out", "", "where to write the history (default: a new file in the temp dir)")
+	flag.StringVar(&o.out, "out", "", "the directory to write the history to (default: the run's new temp dir)")
 	checkFile := flag.String("check", "", "only check a history written before (JSON lines) and exit")
 	flag.Parse()
 	if *checkFile != "" {
@@ -57,9 +57,9 @@ func recheck(path string) int {
 		return 2
 	}
 	v := checkHistory(ops)
-	fmt.Printf("%d operations, %d late OK answers, %d anomalies\n", len(ops), v.Late, len(v.Anomalies))
+	fmt.Printf("%s; %d late OK answers (allowed)\n", v.Verdict(), late(ops))
 	for _, a := range v.Anomalies {
-		fmt.Println("  " + a)
+		fmt.Println("  " + a.String())
 	}
 	if len(v.Anomalies) > 0 {
 		return 1

@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -27,7 +26,7 @@ type options struct {
 type result struct {
 	faults          []*fault
 	ops             []history.Op
-	verdict         verdict
+	verdict         history.Result
 	counts          map[string]map[history.Outcome]int
 	hostileSent     int64
 	hostileAccepted int64
@@ -111,27 +110,14 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 	res.hostileSent, res.hostileAccepted = sent.Load(), accepted.Load()
 	res.verdict = checkHistory(res.ops)
 	res.counts = counts(res.ops)
-	res.path = o.out
-	if res.path == "" {
-		res.path = filepath.Join(dir, fmt.Sprintf("history-seed%d.jsonl", o.seed))
+	if o.out == "" {
+		o.out = dir
 	}
-	if err := writeHistory(res.path, res.ops); err != nil {
+	if res.path, err = history.Save(o.out, fmt.Sprintf("history-seed%d", o.seed), res.ops, res.verdict); err != nil {
 		return nil, err
 	}
 	report(o, res, logf)
 	return res, nil
-}
-
-func writeHistory(path string, ops []history.Op) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := history.Write(f, ops); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // counts are per client kind and op kind, per outcome.
@@ -165,9 +151,9 @@ func report(o options, res *result, logf func(string, ...any)) {
 	if o.hostile {
 		logf("hostile commands: %d sent, %d accepted (each must be refused)", res.hostileSent, res.hostileAccepted)
 	}
-	logf("late OK answers (after their window): %d", res.verdict.Late)
+	logf("late OK answers (after their window, allowed): %d", late(res.ops))
+	logf("verdict: %s", res.verdict.Verdict())
 	if n := len(res.verdict.Anomalies); n > 0 {
-		logf("verdict: %d ANOMALIES", n)
 		for i, a := range res.verdict.Anomalies {
 			if i == 50 {
 				logf("  ... %d more", n-50)
@@ -175,8 +161,6 @@ func report(o options, res *result, logf func(string, ...any)) {
 			}
 			logf("  %s", a)
 		}
-	} else {
-		logf("verdict: no anomaly")
 	}
-	logf("history (JSON lines, internal/history): %s", res.path)
+	logf("history (JSON lines; beside it the checker's HTML timeline): %s", res.path)
 }
