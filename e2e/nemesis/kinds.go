@@ -23,8 +23,20 @@ func (c *client) plain(key, owner string, r int, ttl time.Duration) {
 		c.pipelined(key, owner, r, ttl)
 		return
 	}
+	// An impatient client gives up on an answer after 50-400 ms and sends
+	// the same SET through the other replica while the first round may
+	// still be running (the second review's retry against a rollback).
+	patience := time.Duration(0)
+	if c.rng.IntN(3) == 0 {
+		patience = time.Duration(50+c.rng.IntN(350)) * time.Millisecond
+	}
 	acquire := func(r int) history.Outcome {
 		out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+			if patience > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, patience)
+				defer cancel()
+			}
 			ok, err := c.cs[r].SetNX(ctx, key, owner, ttl).Result()
 			if err == nil && !ok {
 				return history.Taken, 0, nil
@@ -34,7 +46,8 @@ func (c *client) plain(key, owner string, r int, ttl time.Duration) {
 		return out
 	}
 	out := acquire(r)
-	if out == history.Unknown && c.rng.IntN(2) == 0 {
+	if out == history.Unknown && (patience > 0 || c.rng.IntN(2) == 0) {
+		patience = 0
 		out = acquire((r + 1) % len(c.cs))
 	}
 	if out == history.Taken {
