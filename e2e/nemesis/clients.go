@@ -44,6 +44,7 @@ type world struct {
 	keys     []string // string locks: plain and native clients
 	hashKeys []string // Redisson's hash locks (a hash on a string lock's key is WRONGTYPE)
 	scripts  scripts
+	delay    time.Duration // native locks' lock-delay (Op.Delay)
 	stop     chan struct{}
 }
 

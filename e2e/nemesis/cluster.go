@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -13,7 +14,8 @@ type cluster struct {
 	backends []*backend
 	links    *links
 	replicas []*replica
-	skew     bool // libfaketime works with this redis-server
+	skew     bool          // libfaketime works with this redis-server
+	delay    time.Duration // native_lock_delay, 0 if the binary has no such setting
 	logf     func(format string, args ...any)
 }
 
@@ -55,6 +57,9 @@ func startCluster(dir, bin string, nBackends, nReplicas int, logf func(string, .
 			logf("note: %v; waiting out the quarantine window instead", err)
 			time.Sleep(quarantine + time.Second)
 		}
+	}
+	if slices.Contains(proxySettings(bin, old), "-native-lock-delay") {
+		c.delay = nativeLockDelay
 	}
 	for r := range nReplicas {
 		rep, err := newReplica(bin, dir, r, c.links.addrs(r), old)

@@ -168,7 +168,7 @@ func (c *client) native(key, owner string, r int, ttl time.Duration) {
 		defer sc.Close()
 		conn = sc
 	}
-	out, tok := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+	out, tok := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl, Delay: c.w.delay}, r, func(ctx context.Context) (history.Outcome, int64, error) {
 		return tokenReply(history.Taken)(conn.Do(ctx, args...).Int64())
 	})
 	if out == history.Taken {

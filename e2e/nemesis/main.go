@@ -1,20 +1,13 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/redlock-proxy/redlock-proxy/internal/history"
 )
-
-type quiet struct{}
-
-func (quiet) Printf(context.Context, string, ...any) {}
 
 func main() {
 	var o options
@@ -32,7 +25,6 @@ func main() {
 	if *checkFile != "" {
 		os.Exit(recheck(*checkFile))
 	}
-	redis.SetLogger(quiet{}) // a paused or restarting replica makes the pool log every failed dial
 	res, err := run(o, func(format string, args ...any) { fmt.Printf(format+"\n", args...) })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "nemesis:", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/redlock-proxy/redlock-proxy/internal/history"
 )
 
@@ -22,6 +25,10 @@ type options struct {
 	bin, out                          string
 	hostile                           bool
 }
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
 
 type result struct {
 	faults          []*fault
@@ -38,6 +45,7 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 	if o.backends < 3 || o.replicas < 1 || o.clients < len(clientKinds) || o.keys < 1 {
 		return nil, fmt.Errorf("need -backends >= 3, -replicas >= 1, -clients >= %d, -keys >= 1", len(clientKinds))
 	}
+	redis.SetLogger(quiet{}) // a paused or restarting replica makes the pool log every failed dial
 	root, err := repoRoot()
 	if err != nil {
 		return nil, err
@@ -73,7 +81,7 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 		kinds = kinds[:len(kinds)-1] // ClockSkew is last
 	}
 	faults := plan(rng, kinds, o.dur, o.backends, o.replicas, quarantine)
-	w := &world{rec: history.NewRecorder(), scripts: scr, stop: make(chan struct{})}
+	w := &world{rec: history.NewRecorder(), scripts: scr, delay: cl.delay, stop: make(chan struct{})}
 	for _, r := range cl.replicas {
 		w.addrs = append(w.addrs, r.addr)
 	}
