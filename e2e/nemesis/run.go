@@ -61,6 +61,7 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 		if bin, err = buildProxy(root, dir); err != nil {
 			return nil, err
 		}
+		defer os.Remove(bin) // tens of MB; the logs and the history stay
 	}
 	scr, err := loadScripts(root)
 	if err != nil {
