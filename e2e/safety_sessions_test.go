@@ -72,7 +72,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 				}
 				_ = c.Close() // releases a session lock not released above
 				// The session holds until released: its window is [reply, release].
-				h.attempt("{s}", owner, try.sent, try.replied, time.Hour, try.ok, try.err, released)
+				h.attemptToken("{s}", owner, try.sent, try.replied, time.Hour, try.ok, try.err, released, try.token)
 			}
 		})
 	}
@@ -89,7 +89,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 				released = time.Now()
 				_ = c.Do(ctx, "LOCK.RELEASE", "{s}", owner).Err()
 			}
-			h.attempt("{s}", owner, try.sent, try.replied, ttl, try.ok, try.err, released)
+			h.attemptToken("{s}", owner, try.sent, try.replied, ttl, try.ok, try.err, released, try.token)
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
