@@ -69,6 +69,14 @@ func (h *history) token(key, owner string, sent, replied time.Time, token int64,
 	h.rec.Add(op)
 }
 
+// grantDelayed records an OK grant with its token and the lock-delay it
+// owes if it expires unreleased (the replica's native_lock_delay).
+func (h *history) grantDelayed(key, owner string, sent, replied time.Time, ttl, delay time.Duration, token int64) {
+	h.attempt1(key, owner, sent, replied, ttl, true, nil, time.Time{})
+	h.rec.Add(hist.Op{Client: owner, Key: key, Kind: hist.Acquire, Owner: owner, TTL: ttl, Delay: delay,
+		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.OK, Token: token})
+}
+
 // attemptToken is attempt for a grant whose reply carried its fencing token.
 func (h *history) attemptToken(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64) {
 	h.attempt1(key, owner, sent, replied, ttl, ok, err, released)

@@ -121,7 +121,10 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		return
 	}
 	granted(left)
-	h.attempt("{c}", "paused", sent, time.Now(), ttl, true, nil, time.Time{}) // it cannot know of the pause: its TTL is all it may count on
+	// It cannot know of the pause: its TTL is all it may count on. Expiring
+	// unreleased, its lock owes the replica's lock-delay (the history check
+	// judges it from the end of that TTL, earlier than the pause's end).
+	h.grantDelayed("{c}", "paused", sent, time.Now(), ttl, delay, left)
 	if err := child.Process.Signal(syscall.SIGSTOP); err != nil {
 		h.fail("SIGSTOP: %v", err)
 		return
@@ -137,7 +140,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		lastErr = err
 		if err == nil {
 			next = token
-			h.attempt("{c}", "next", sent, time.Now(), time.Hour, true, nil, time.Time{})
+			h.attemptToken("{c}", "next", sent, time.Now(), time.Hour, true, nil, time.Time{}, token)
 			granted(token)
 			if waited := time.Since(stopped); waited < delay {
 				h.fail("the paused replica's lock was taken %v after the pause; want no sooner than its lock-delay %v", waited, delay)
