@@ -20,6 +20,8 @@ type keyHistory struct {
 	holds    []*hold
 	holdByOp map[int]*hold // the hold each non-acquire op belongs to
 	windows  []window      // every hold's windows
+	byStart  []int         // windows by start, for coveredBy
+	last     [][2]int      // per prefix of byStart: the window ending last, and the one ending last of another owner
 }
 
 func newKeyHistory(ops []Op, key string, idx []int) *keyHistory {
@@ -113,14 +115,46 @@ func (k *keyHistory) addWindow(h *hold, hi, i int, later []int) {
 }
 
 // coveredBy is a window of an owner other than owner that covers the whole
-// of [from, to], or -1.
+// of [from, to], or -1. The windows sorted by start carry, for each prefix,
+// the one ending last and the one ending last among other owners: one of
+// the two covers [from, to] if any window of another owner does.
 func (k *keyHistory) coveredBy(owner string, from, to time.Duration) int {
-	for n, w := range k.windows {
-		if w.start <= from && to <= w.end && k.holds[w.hold].owner != owner {
+	if k.byStart == nil {
+		k.indexWindows()
+	}
+	i := sort.Search(len(k.byStart), func(i int) bool { return k.windows[k.byStart[i]].start > from }) - 1
+	if i < 0 {
+		return -1
+	}
+	for _, n := range [2]int{k.last[i][0], k.last[i][1]} {
+		if n >= 0 && k.windows[n].end >= to && k.holds[k.windows[n].hold].owner != owner {
 			return n
 		}
 	}
 	return -1
+}
+
+func (k *keyHistory) indexWindows() {
+	k.byStart = make([]int, len(k.windows))
+	for i := range k.byStart {
+		k.byStart[i] = i
+	}
+	sort.SliceStable(k.byStart, func(a, b int) bool { return k.windows[k.byStart[a]].start < k.windows[k.byStart[b]].start })
+	k.last = make([][2]int, len(k.byStart))
+	best, other := -1, -1
+	owner := func(n int) string { return k.holds[k.windows[n].hold].owner }
+	for i, n := range k.byStart {
+		switch {
+		case best < 0 || k.windows[n].end > k.windows[best].end:
+			if best >= 0 && owner(best) != owner(n) {
+				other = best
+			}
+			best = n
+		case owner(best) != owner(n) && (other < 0 || k.windows[n].end > k.windows[other].end):
+			other = n
+		}
+		k.last[i] = [2]int{best, other}
+	}
 }
 
 func (k *keyHistory) anomaly(kind string, ops []int, format string, args ...any) Anomaly {
