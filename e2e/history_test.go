@@ -1,10 +1,15 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	hist "github.com/redlock-proxy/redlock-proxy/internal/history"
 )
 
 // history records every lock a client believed it held, on the test
@@ -19,6 +24,7 @@ type history struct {
 	late     int // OK replies that arrived after the window they granted had ended
 	other    []error
 	latency  []time.Duration // of acquires that got an answer
+	rec      *hist.Recorder  // every op, for hist.Check
 }
 
 // hold is one owner's window: from the OK reply to the earlier of its release
@@ -28,7 +34,54 @@ type hold struct {
 	start, end time.Time
 }
 
-func newHistory() *history { return &history{holds: map[string][]hold{}} }
+func newHistory() *history { return &history{holds: map[string][]hold{}, rec: hist.NewRecorder()} }
+
+// record adds one op to the history Check reads: an acquire sent at sent
+// and answered at replied (a token if its reply carried one), and, if
+// released is set, the release sent then, whose answer is not recorded
+// (Unknown: it may have ended the hold at its send).
+func (h *history) record(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64) {
+	op := hist.Op{Client: owner, Key: key, Kind: hist.Acquire, Owner: owner, TTL: ttl,
+		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.Taken, Token: token}
+	switch {
+	case err != nil:
+		op.Outcome, op.Error, op.Token = hist.Unknown, err.Error(), 0
+	case ok:
+		op.Outcome = hist.OK
+	}
+	h.rec.Add(op)
+	if !released.IsZero() {
+		at := h.rec.Since(released)
+		h.rec.Add(hist.Op{Client: owner, Key: key, Kind: hist.Release, Owner: owner, Invoke: at, Return: at, Outcome: hist.Unknown})
+	}
+}
+
+// token records a LOCK.TOKEN read: its token, nil (not held), or an error.
+func (h *history) token(key, owner string, sent, replied time.Time, token int64, err error) {
+	op := hist.Op{Client: owner, Key: key, Kind: hist.Token, Owner: owner,
+		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.OK, Token: token}
+	switch {
+	case errors.Is(err, redis.Nil):
+		op.Outcome, op.Token = hist.NotHeld, 0
+	case err != nil:
+		op.Outcome, op.Error, op.Token = hist.Unknown, err.Error(), 0
+	}
+	h.rec.Add(op)
+}
+
+// grantDelayed records an OK grant with its token and the lock-delay it
+// owes if it expires unreleased (the replica's native_lock_delay).
+func (h *history) grantDelayed(key, owner string, sent, replied time.Time, ttl, delay time.Duration, token int64) {
+	h.attempt1(key, owner, sent, replied, ttl, true, nil, time.Time{})
+	h.rec.Add(hist.Op{Client: owner, Key: key, Kind: hist.Acquire, Owner: owner, TTL: ttl, Delay: delay,
+		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.OK, Token: token})
+}
+
+// attemptToken is attempt for a grant whose reply carried its fencing token.
+func (h *history) attemptToken(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64) {
+	h.attempt1(key, owner, sent, replied, ttl, ok, err, released)
+	h.record(key, owner, sent, replied, ttl, ok, err, released, token)
+}
 
 // fail records that a scenario did not run as it must (its hazard was not
 // set up, or a client got an answer one Redis would not give): the row fails.
@@ -39,6 +92,11 @@ func (h *history) fail(format string, args ...any) {
 }
 
 func (h *history) attempt(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
+	h.attempt1(key, owner, sent, replied, ttl, ok, err, released)
+	h.record(key, owner, sent, replied, ttl, ok, err, released, 0)
+}
+
+func (h *history) attempt1(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.attempts++

@@ -18,9 +18,17 @@ Every acquire send and reply and every release send is recorded on one monotonic
 is [its OK reply, min(its release send, its acquire send + PX)]; the checker reports any two owners of one
 key whose holds intersect, and counts every OK that arrived after the window it granted had ended (late OKs). After each scenario the backends are audited for keys without a TTL, and again
 once every TTL has run out, for leaked keys. Availability counts definite answers (OK or nil) among attempts.
+Every row's whole history (each acquire with its invoke and return times, owner, outcome and token, each
+release send, each LOCK.TOKEN read) is also checked by internal/history's Check against the contract of a lock
+with fencing: no two owners inside their windows, lock-delays kept, one token per lock and tokens only going
+up, extend, release and token answers that agree with the owner (see internal/history/doc.go); an Unknown
+outcome (NOQUORUM, an error) may or may not have taken effect. "history check" gives the ops checked and the
+anomalies found. A row whose history breaks the contract fails and leaves it in $REDLOCK_HISTORY_DIR (else
+the system's temporary directory) as redlock-history-ROW.jsonl with an HTML timeline; replay it with
+` + "`go run ./cmd/histcheck FILE`" + `. The two out-of-model rows only report theirs.
 
-| scenario | quarantine | attempts | OK | taken (nil) | NOQUORUM | availability | overlaps | late OKs | keys without TTL | leaked keys | p99 acquire | claim | verdict |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| scenario | quarantine | attempts | OK | taken (nil) | NOQUORUM | availability | overlaps | late OKs | keys without TTL | leaked keys | p99 acquire | history check | claim | verdict |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 ` + strings.Join(rows, "\n") + `
 
 The model (see README, Semantics): independent backends, clock rates within drift_factor, no backend

@@ -66,7 +66,7 @@ func sessionRestore(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	if err != nil || still != 1 {
 		h.fail("the session lock, held on a live replica, was lost: %v, %v", still, err)
 	}
-	h.attempt(key, "S", try.sent, try.replied, time.Hour, true, nil, released) // held until released
+	h.attemptToken(key, "S", try.sent, try.replied, time.Hour, true, nil, released, try.token) // held until released
 	close(stop)
 	<-done
 }

@@ -92,7 +92,9 @@ func firstTokensAndAttacks(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history
 				rw.Add(1)
 				go func() {
 					defer rw.Done()
+					s := time.Now()
 					t, err := readers[i%2].Do(ctx, "LOCK.TOKEN", "{first}", owner).Int64()
+					h.token("{first}", owner, s, time.Now(), t, err)
 					if err != nil {
 						answers[i] = err
 						return

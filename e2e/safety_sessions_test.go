@@ -72,7 +72,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 				}
 				_ = c.Close() // releases a session lock not released above
 				// The session holds until released: its window is [reply, release].
-				h.attempt("{s}", owner, try.sent, try.replied, time.Hour, try.ok, try.err, released)
+				h.attemptToken("{s}", owner, try.sent, try.replied, time.Hour, try.ok, try.err, released, try.token)
 			}
 		})
 	}
@@ -89,7 +89,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 				released = time.Now()
 				_ = c.Do(ctx, "LOCK.RELEASE", "{s}", owner).Err()
 			}
-			h.attempt("{s}", owner, try.sent, try.replied, ttl, try.ok, try.err, released)
+			h.attemptToken("{s}", owner, try.sent, try.replied, ttl, try.ok, try.err, released, try.token)
 			time.Sleep(50 * time.Millisecond)
 		}
 	})
@@ -121,7 +121,10 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		return
 	}
 	granted(left)
-	h.attempt("{c}", "paused", sent, time.Now(), ttl, true, nil, time.Time{}) // it cannot know of the pause: its TTL is all it may count on
+	// It cannot know of the pause: its TTL is all it may count on. Expiring
+	// unreleased, its lock owes the replica's lock-delay (the history check
+	// judges it from the end of that TTL, earlier than the pause's end).
+	h.grantDelayed("{c}", "paused", sent, time.Now(), ttl, delay, left)
 	if err := child.Process.Signal(syscall.SIGSTOP); err != nil {
 		h.fail("SIGSTOP: %v", err)
 		return
@@ -137,7 +140,7 @@ func sessionsAcrossFaults(e *faultEnv, addrs [2]string, child *exec.Cmd, h *hist
 		lastErr = err
 		if err == nil {
 			next = token
-			h.attempt("{c}", "next", sent, time.Now(), time.Hour, true, nil, time.Time{})
+			h.attemptToken("{c}", "next", sent, time.Now(), time.Hour, true, nil, time.Time{}, token)
 			granted(token)
 			if waited := time.Since(stopped); waited < delay {
 				h.fail("the paused replica's lock was taken %v after the pause; want no sooner than its lock-delay %v", waited, delay)

@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	hist "github.com/redlock-proxy/redlock-proxy/internal/history"
 )
 
 // scenario is one fault the suite injects while clients contend.
@@ -27,6 +30,8 @@ type scenario struct {
 	before     func(e *faultEnv) // applied before the load
 	fault      func(e *faultEnv, addrs [2]string, child *exec.Cmd, h *history)
 	check      func(r *outcome) error
+	lateOK     bool // a replica is paused: OKs may arrive after their window (safeButLate)
+	outOfModel bool // the history check reports, but does not fail the row
 }
 
 // outcome is what one scenario produced.
@@ -34,6 +39,7 @@ type outcome struct {
 	h                     *history
 	overlaps              []string
 	keysNow, noTTL, leaks int
+	check                 hist.Result // the whole history's check
 }
 
 func safe(r *outcome) error {
@@ -108,7 +114,7 @@ func scenarios() []scenario {
 		{name: "one backend's clock fast by drift_factor (each lock's TTL cut by 1% there)", quarantine: true,
 			expect: "no overlap: the TTL padding absorbs drift", fault: cutTTLs(0.99, true), check: safe},
 		{name: "clock jump on one backend (its keys' TTLs cut to a quarter; out of model)", quarantine: true,
-			expect: "out of model: overlaps are possible and reported; no leak", fault: cutTTLs(0.25, false),
+			expect: "out of model: overlaps are possible and reported; no leak", fault: cutTTLs(0.25, false), outOfModel: true,
 			check: func(r *outcome) error {
 				if r.noTTL > 0 || r.leaks > 0 {
 					return fmt.Errorf("%d keys without TTL, %d leaked keys", r.noTTL, r.leaks)
@@ -117,7 +123,7 @@ func scenarios() []scenario {
 			}},
 		{name: "clients disconnect mid-round; one proxy replica paused (SIGSTOP) 2.5 s", quarantine: true,
 			expect: "no overlap; no key outlives its TTL; an OK may arrive late only for a request that waited in the kernel while the replica was stopped",
-			fault:  disconnectAndPause, check: safeButLate},
+			fault:  disconnectAndPause, check: safeButLate, lateOK: true},
 		{name: "a retry of the same value through replica 2 while replica 1's links to 3 of 5 stall, then heal before its rollback",
 			quarantine: true, expect: "no overlap: a rollback removes only its own round's writes", fault: retryAcrossReplicas, check: safeAndClean},
 		{name: "locks pipelined behind a read that waits 150 ms for a slow backend (TTL 120 ms)", quarantine: true,
@@ -133,7 +139,7 @@ func scenarios() []scenario {
 			expect: "tokens strictly increase or are refused (NOQUORUM)", fault: tokensAcrossFaults, check: safeAndClean},
 		{name: "session locks (WAIT, SESSION) held past their TTL while a backend restarts empty; a session lock left on a replica paused past its TTL (lock_delay 1 s)",
 			quarantine: true, expect: "no overlap: renewals keep session locks, the paused replica's lock is free only after its delay and is not renewed after; tokens increase",
-			fault: sessionsAcrossFaults, check: safeButLateAndClean,
+			fault: sessionsAcrossFaults, check: safeButLateAndClean, lateOK: true,
 			mutate: func(c *config.Config) { c.NativeLockDelay = time.Second }},
 		{name: "a session lock held while a backend restarts empty and leaves its quarantine; another owner asks all along", quarantine: true,
 			expect: "renewals restore the lock on the restarted backend; no overlap",
@@ -293,19 +299,20 @@ func TestFaultSuite(t *testing.T) {
 			continue
 		}
 		verdict := "as expected"
-		if err := sc.check(r); err != nil {
+		histCell, herr := checkHistory(t, sc, r)
+		if err := errors.Join(sc.check(r), herr); err != nil {
 			t.Errorf("%s: %v", sc.name, err)
-			verdict, failed = "**FAILED**: "+err.Error(), true
+			verdict, failed = "**FAILED**: "+strings.ReplaceAll(err.Error(), "\n", "; "), true
 		}
 		avail := 0.0
 		if r.h.attempts > 0 {
 			avail = float64(r.h.ok+r.h.taken) / float64(r.h.attempts)
 		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %.0f%% | %d | %d | %d | %d | %s | %s | %s |",
+		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %.0f%% | %d | %d | %d | %d | %s | %s | %s | %s |",
 			sc.name, map[bool]string{true: "on", false: "off"}[sc.quarantine], r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum,
-			100*avail, len(r.overlaps), r.h.late, r.noTTL, r.leaks, r.h.p99().Round(time.Millisecond), sc.expect, verdict))
-		t.Logf("%s: %d attempts, %d OK, %d taken, %d NOQUORUM, %d other, %d overlaps, %d without TTL, %d leaked",
-			sc.name, r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum, len(r.h.other), len(r.overlaps), r.noTTL, r.leaks)
+			100*avail, len(r.overlaps), r.h.late, r.noTTL, r.leaks, r.h.p99().Round(time.Millisecond), histCell, sc.expect, verdict))
+		t.Logf("%s: %d attempts, %d OK, %d taken, %d NOQUORUM, %d other, %d overlaps, %d without TTL, %d leaked; history check %s",
+			sc.name, r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum, len(r.h.other), len(r.overlaps), r.noTTL, r.leaks, r.check.Verdict())
 	}
 	if !failed {
 		writeSafetyReport(t, rows)

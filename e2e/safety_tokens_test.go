@@ -44,7 +44,7 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			released = time.Now()
 			_ = c.Do(ctx, "LOCK.RELEASE", "{native}", owner).Err()
 		}
-		h.attempt("{native}", owner, try.sent, try.replied, lease, try.ok, try.err, released)
+		h.attemptToken("{native}", owner, try.sent, try.replied, lease, try.ok, try.err, released, try.token)
 	}
 	fixed := 0
 	plain := func(c *redis.Client, owner string) { // SET NX PX, its token fixed at its first read: the same sequence
@@ -53,7 +53,9 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 		replied := time.Now()
 		var released time.Time
 		if ok {
+			s := time.Now()
 			token, terr := c.Do(ctx, "LOCK.TOKEN", "{native}", owner).Int64()
+			h.token("{native}", owner, s, time.Now(), token, terr)
 			switch {
 			case terr == nil && token <= lastNative:
 				h.fail("fixed fencing token %d after %d", token, lastNative)
@@ -93,8 +95,9 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			r, _ := v.([]any)
 			ok := err == nil && len(r) == 2 && r[0] == int64(-1)
 			var released time.Time
+			var token int64
 			if ok {
-				if token, _ := r[1].(int64); token <= last {
+				if token, _ = r[1].(int64); token <= last {
 					h.fail("fencing token %d after %d", token, last)
 				} else {
 					last = token
@@ -103,7 +106,7 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 				_ = c.Eval(ctx, unlockText, []string{name, "redisson_lock__channel:{fenced}", fmt.Sprint("redisson_unlock_latch:{fenced}:", n)},
 					0, lease.Milliseconds(), owner, "publish", 1000).Err()
 			}
-			h.attempt(name, owner, sent, replied, lease, ok, err, released)
+			h.attemptToken(name, owner, sent, replied, lease, ok, err, released, token)
 			time.Sleep(10 * time.Millisecond)
 		}
 	}

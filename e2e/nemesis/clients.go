@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/history"
+)
+
+// The canonical compare-and-delete and compare-and-PEXPIRE scripts.
+const (
+	unlockScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis.call("del",KEYS[1]) else return 0 end`
+	extendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
+)
+
+// scripts are Redisson's lock scripts as the proxy's recorded client
+// scripts hold them (proxy/clientscripts, checked against the transcripts).
+type scripts struct{ lock, unlock, renew string }
+
+func loadScripts(root string) (scripts, error) {
+	var s scripts
+	for name, dst := range map[string]*string{"redisson_lock.lua": &s.lock, "redisson_unlock.lua": &s.unlock, "redisson_renew.lua": &s.renew} {
+		b, err := os.ReadFile(filepath.Join(root, "proxy", "clientscripts", name))
+		if err != nil {
+			return s, err
+		}
+		*dst = string(b)
+	}
+	return s, nil
+}
+
+// world is what every client shares.
+type world struct {
+	rec      *history.Recorder
+	addrs    []string // the replicas
+	keys     []string // string locks: plain and native clients
+	hashKeys []string // Redisson's hash locks (a hash on a string lock's key is WRONGTYPE)
+	scripts  scripts
+	delay    time.Duration // native locks' lock-delay (Op.Delay)
+	stop     chan struct{}
+}
+
+// client is one simulated application: its own connections to every
+// replica and its own random stream.
+type client struct {
+	w    *world
+	name string
+	kind string
+	rng  *rand.Rand
+	cs   []*redis.Client
+	seq  int
+}
+
+// The kinds of client.
+const (
+	Plain    = "plain"    // SET NX PX, compare-and-delete EVAL, compare-and-PEXPIRE EVAL, LOCK.TOKEN
+	Redisson = "redisson" // Redisson's hash lock, unlock and renewal scripts
+	Native   = "native"   // LOCK.ACQUIRE [WAIT] [SESSION], LOCK.EXTEND, LOCK.RELEASE, LOCK.TOKEN
+)
+
+var clientKinds = []string{Plain, Redisson, Native}
+
+func newClient(w *world, kind string, n int, seed uint64) *client {
+	c := &client{w: w, name: fmt.Sprintf("%s%d", kind, n), kind: kind, rng: rand.New(rand.NewPCG(seed, uint64(n)))}
+	for _, a := range w.addrs {
+		c.cs = append(c.cs, redis.NewClient(&redis.Options{Addr: a, MaxRetries: -1, PoolSize: 4,
+			DialTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second}))
+	}
+	return c
+}
+
+func (c *client) close() {
+	for _, r := range c.cs {
+		_ = r.Close()
+	}
+}
+
+func (c *client) stopped() bool {
+	select {
+	case <-c.w.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// run does lock cycles until the world stops.
+func (c *client) run() {
+	defer c.close()
+	for !c.stopped() {
+		c.seq++
+		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
+		if c.kind == Redisson {
+			key = c.w.hashKeys[c.rng.IntN(len(c.w.hashKeys))]
+		}
+		r := c.rng.IntN(len(c.cs))
+		owner := fmt.Sprintf("%s-%d", c.name, c.seq)
+		ttl := time.Duration(300+c.rng.IntN(2700)) * time.Millisecond
+		switch c.kind {
+		case Plain:
+			c.plain(key, owner, r, ttl)
+		case Redisson:
+			c.redisson(key, owner, r, ttl)
+		case Native:
+			c.native(key, owner, r, ttl)
+		}
+		c.sleep(time.Duration(c.rng.IntN(50)) * time.Millisecond)
+	}
+}
+
+func (c *client) sleep(d time.Duration) {
+	select {
+	case <-time.After(d):
+	case <-c.w.stop:
+	}
+}
+
+// record sends one op and records it with its outcome.
+func (c *client) record(op history.Op, r int, send func(ctx context.Context) (history.Outcome, int64, error)) (history.Outcome, int64) {
+	op.Client, op.Via = c.name, c.w.addrs[r]
+	done := c.w.rec.Begin(op)
+	out, tok, err := send(context.Background())
+	if err != nil {
+		out = history.Unknown
+	}
+	done(out, tok, err)
+	return out, tok
+}
+
+// holdFor is how long a holder keeps a lock: sometimes past its TTL, so
+// that expiry (and extends that come too late) are exercised too.
+func (c *client) holdFor(ttl time.Duration) time.Duration {
+	return time.Duration(c.rng.Float64() * 1.2 * float64(ttl))
+}
+
+// intReply maps a 1/0 reply to OK/NotHeld.
+func intReply(n int64, err error) (history.Outcome, int64, error) {
+	switch {
+	case err != nil:
+		return history.Unknown, 0, err
+	case n == 1:
+		return history.OK, 0, nil
+	case n == 0:
+		return history.NotHeld, 0, nil
+	}
+	return history.Unknown, 0, fmt.Errorf("unexpected reply %d", n)
+}
+
+// tokenReply maps LOCK.TOKEN/LOCK.ACQUIRE's reply: a token, or nil.
+func tokenReply(refused history.Outcome) func(int64, error) (history.Outcome, int64, error) {
+	return func(t int64, err error) (history.Outcome, int64, error) {
+		switch {
+		case errors.Is(err, redis.Nil):
+			return refused, 0, nil
+		case err != nil:
+			return history.Unknown, 0, err
+		case t <= 0:
+			return history.Unknown, t, fmt.Errorf("token %d", t)
+		}
+		return history.OK, t, nil
+	}
+}
+
+// tokenReads reads the lock's token at once through every replica (a plain
+// lock gets its token at its first read: all readers must agree).
+func (c *client) tokenReads(key, owner string) {
+	var wg sync.WaitGroup
+	for r := range c.cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.record(history.Op{Key: key, Kind: history.Token, Owner: owner}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+				return tokenReply(history.NotHeld)(c.cs[r].Do(ctx, "LOCK.TOKEN", key, owner).Int64())
+			})
+		}()
+	}
+	wg.Wait()
+}
