@@ -152,6 +152,12 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 		return Grant{}, err
 	}
 	g, rerr := e.verdict(r, RoundExtend)
+	if rerr != nil && rerr.Reason == ErrNoQuorum {
+		// Decided early: wait for the rest until enough trusted nodes say
+		// "not held" to tell the caller so (see trustedNo).
+		r.drainUntil(func() bool { return r.trustedNo(RoundExtend) > len(r.votes)-r.quorum })
+		rerr = e.judgeAgain(r, RoundExtend, rerr)
+	}
 	r.finish(r.unlock)
 	if rerr != nil {
 		return Grant{}, rerr

@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"time"
 )
 
 // Release compare-and-deletes key on every node. It returns nil when Q nodes
@@ -35,13 +36,40 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.collect()
 	if t.nYes < e.quorum {
-		err = t.roundError(RoundRelease, t.failure(RoundRelease))
+		// Early decided: wait for the others until enough trusted nodes
+		// say "absent" to tell the caller it did not hold the lock.
+		t.drainUntil(func() bool { return e.trustedAbsent(t) > len(t.votes)-t.quorum })
+		err = t.roundError(RoundRelease, e.releaseFailure(t))
 	}
 	for i, v := range t.votes {
 		waiters = waiters || v == yes && t.replies[i].N == 2
 	}
 	t.finish(unlock)
 	return waiters, err
+}
+
+// releaseFailure says why a release that deleted fewer than Q copies failed.
+// It is "not held" only when more than N-Q nodes that can vouch for their
+// keys said so. A node in restart quarantine lost its keys: its "absent"
+// proves nothing, so an owner inside its window whose copies a restart
+// thinned below Q hears NOQUORUM, never "not held".
+func (e *Engine) releaseFailure(t *round) error {
+	if e.trustedAbsent(t) > len(t.votes)-t.quorum {
+		return RoundRelease.negative()
+	}
+	return ErrNoQuorum
+}
+
+// trustedAbsent counts the round's "absent" answers from nodes out of
+// restart quarantine.
+func (e *Engine) trustedAbsent(t *round) int {
+	now, n := time.Now(), 0
+	for i, v := range t.votes {
+		if v == no && e.counts(t.idx[i], now) {
+			n++
+		}
+	}
+	return n
 }
 
 // ForceRelease deletes key on every node whatever it holds (DEL). It reports

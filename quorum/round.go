@@ -197,10 +197,29 @@ func (t *round) finish(unlock func()) {
 // definite "no" answers is a normal negative (taken / not held), anything
 // else means the service could not decide.
 func (t *round) failure(kind RoundKind) error {
-	if t.nNo > len(t.votes)-t.quorum {
+	if t.trustedNo(kind) > len(t.votes)-t.quorum {
 		return kind.negative()
 	}
 	return ErrNoQuorum
+}
+
+// trustedNo counts the "no" answers that may decide a negative verdict. For
+// an extend, a node in restart quarantine lost its keys: its "absent" does
+// not show that the caller is not the holder, so it is not counted (the
+// caller hears NOQUORUM rather than "not held" while a restart thinned its
+// copies). For an acquire, a "no" from such a node is a holder written
+// since the restart, and counts.
+func (t *round) trustedNo(kind RoundKind) int {
+	if kind != RoundExtend || t.counts == nil {
+		return t.nNo
+	}
+	n := 0
+	for i, v := range t.votes {
+		if v == no && !t.hopeless[i] && t.counts(i) {
+			n++
+		}
+	}
+	return n
 }
 
 // maybeWrote lists the nodes where the round's write may have landed: not
