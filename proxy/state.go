@@ -31,6 +31,7 @@ type Server struct {
 	bus     *wake.Bus
 
 	sessions  sessions      // connection-bound locks and their renewer
+	quotas    quotas        // each user's patterns, session locks and waiters
 	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
 	stopWaits chan struct{} // closed when the server stops accepting
 
@@ -137,9 +138,8 @@ func (s *Server) lookup(name []byte) *command {
 // Pub/sub limits per connection: what one client may make the proxy keep
 // and match for it.
 const (
-	maxChannelLen    = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
-	maxPatternLen    = 256  // bytes of a pattern (PSUBSCRIBE)
-	maxSubscriptions = 1024 // channels and patterns of one connection
+	maxChannelLen = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
+	maxPatternLen = 256  // bytes of a pattern (PSUBSCRIBE)
 )
 
 // maxPendingPushes is how many messages may wait for a slow subscriber
@@ -156,6 +156,7 @@ type subscriptions struct {
 	patterns map[string]bool
 	pushes   chan push              // nil until the first subscription
 	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
+	charged  map[string]string      // pattern -> the user whose budget it draws on
 }
 
 func (s *Server) isClosing() bool { return s.closing.Load() }
