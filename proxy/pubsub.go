@@ -105,7 +105,7 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		return
 	}
 	user := c.userName()
-	if pattern && !s.quotas.take(user, quotaUse{qPatterns: added, qPatternBytes: addedBytes},
+	if pattern && !s.quotas.take("user:"+user, quotaUse{qPatterns: added, qPatternBytes: addedBytes},
 		quotaUse{qPatterns: s.opts.MaxPatternsPerUser, qPatternBytes: s.opts.MaxPatternBytesPerUser}) {
 		c.writeErr(respError(fmt.Sprintf("ERR too many patterns for user %s (at most %d patterns of %d bytes in all, max_patterns_per_user and max_pattern_bytes_per_user)",
 			user, s.opts.MaxPatternsPerUser, s.opts.MaxPatternBytesPerUser)))
@@ -128,7 +128,7 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 				if c.conn.subs.charged == nil {
 					c.conn.subs.charged = map[string]string{}
 				}
-				c.conn.subs.charged[name] = user
+				c.conn.subs.charged[name] = "user:" + user
 				s.bus.PSubscribe(c.ctx, c.conn, name)
 			} else {
 				s.bus.Subscribe(c.ctx, c.conn, name)

@@ -33,6 +33,7 @@ type sessionLock struct {
 	id    sessionKey
 	ttl   time.Duration
 	until time.Time // its window ends: the last grant's arrival plus ttl
+	user  string    // whose budget it counts in (sessionlimits.go)
 }
 
 // sessions is the server's book of session locks and their renewer.
@@ -50,6 +51,9 @@ type sessions struct {
 	renewing sync.RWMutex
 
 	renewals, renewed, lost, released atomic.Int64
+
+	pending map[peer]int   // session acquires under way, per connection (sessionlimits.go)
+	perUser map[string]int // booked and pending session locks per user
 }
 
 // minSessionTTL is the shortest TTL a session lock may have: the renewer
@@ -58,7 +62,14 @@ func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 
 // add books a session lock of c whose window ends at until, and starts the
 // renewer if it is not running.
+//
+//lint:ignore U1000 the booking API other lock kinds share (addAs names the user)
 func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time) {
+	ss.addAs(c, "", id, ttl, until)
+}
+
+// addAs is add for a lock counted in user's budget.
+func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
@@ -69,7 +80,11 @@ func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Tim
 		mine = map[sessionKey]*sessionLock{}
 		ss.book[c] = mine
 	}
-	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until}
+	if old := mine[id]; old != nil {
+		ss.countUser(old.user, -1)
+	}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user}
+	ss.countUser(user, 1)
 	if ss.stop == nil && !ss.stopped {
 		ctx, cancel := context.WithCancel(context.Background())
 		ss.stop, ss.done = cancel, make(chan struct{})
@@ -112,6 +127,7 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 		return false
 	}
 	delete(ss.book[l.c], l.id)
+	ss.countUser(l.user, -1)
 	if len(ss.book[l.c]) == 0 {
 		delete(ss.book, l.c)
 	}
