@@ -19,7 +19,9 @@ import (
 //
 // One renewer per server wakes every session_tick and renews, in one
 // engine.Renew (one operation per backend), every session lock a third of
-// whose TTL has passed since its window last opened. A lock whose renewal
+// whose TTL has passed since its window last opened, in fair order
+// (renewal_order.go): each user's locks nearest deadline first, the users
+// in turns, so one user's flood of locks queues behind its own. A lock whose renewal
 // finds it gone from a quorum, or whose window ended before a renewal
 // succeeded, is lost: it leaves the book and is never renewed again (its
 // holder learns it from LOCK.EXTEND or LOCK.TOKEN answering 0 or nil).
@@ -52,6 +54,7 @@ type sessions struct {
 
 	renewals, renewed, lost, released atomic.Int64
 
+	lossLog lossLog        // rate-limits the lost-lock warnings
 	pending map[peer]int   // session acquires under way, per connection (sessionlimits.go)
 	perUser map[string]int // booked and pending session locks per user
 }
@@ -204,11 +207,14 @@ func (ss *sessions) renewDue(ctx context.Context) {
 				ss.lose(l, errWindowEnded)
 			case left <= l.ttl*2/3:
 				due = append(due, l)
-				leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
 			}
 		}
 	}
 	ss.mu.Unlock()
+	due = fairOrder(due)
+	for _, l := range due {
+		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
+	}
 	if len(due) == 0 {
 		ss.renewing.Unlock()
 		return
@@ -250,7 +256,13 @@ var errWindowEnded = errors.New("its window ended before a renewal succeeded")
 // lose counts and logs a session lock that is no longer held.
 func (ss *sessions) lose(l *sessionLock, why error) {
 	ss.lost.Add(1)
-	ss.s.opts.logger.Warn("session lock lost; no longer renewed", ss.s.sessionAttrs(l, why)...)
+	if ok, quiet := ss.lossLog.due(time.Now()); ok {
+		attrs := ss.s.sessionAttrs(l, why)
+		if quiet > 0 {
+			attrs = append(attrs, "lost_unlogged_since_last", quiet)
+		}
+		ss.s.opts.logger.Warn("session lock lost; no longer renewed (at most one line per 10s; every loss counts in INFO)", attrs...)
+	}
 }
 
 func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
