@@ -118,7 +118,7 @@ func (e *env) startProxyWith(bin string, backends []string, extra ...string) *pr
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c.Ping(context.Background()).Err() == nil {
+		if err := c.Ping(context.Background()).Err(); err == nil || strings.HasPrefix(err.Error(), "NOAUTH") { // up (with users, unauthenticated)
 			return p
 		}
 		if time.Now().After(deadline) {
