@@ -32,6 +32,7 @@ type Server struct {
 
 	sessions  sessions      // connection-bound locks and their renewer
 	quotas    quotas        // each user's patterns, session locks and waiters
+	beats     beater        // the parked waiters' batched queue beats
 	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
 	stopWaits chan struct{} // closed when the server stops accepting
 
