@@ -149,10 +149,36 @@ func (n *Node) worker() {
 	}
 }
 
-// take removes everything queued.
+// maxBatchWork bounds one pipeline's work, in locks (a renewal counts one
+// per lease, any other operation one): a batch's replies all come back
+// when its last command ran, so a pipeline of ten thousand locks would
+// hold a lone round's answer as long as all of them take (issue 25).
+const maxBatchWork = 2048
+
+// take removes the oldest queued operations, up to maxBatchWork locks of
+// work (at least one operation).
 func (n *Node) take() []call {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	work, cut := 0, len(n.queue)
+	for i, c := range n.queue {
+		w := 1
+		if c.op.Leases != nil {
+			w = len(*c.op.Leases)
+		}
+		if i > 0 && work+w > maxBatchWork {
+			cut = i
+			break
+		}
+		work += w
+	}
+	if cut < len(n.queue) {
+		batch := append([]call(nil), n.queue[:cut]...)
+		rest := copy(n.queue, n.queue[cut:])
+		clear(n.queue[rest:])
+		n.queue = n.queue[:rest]
+		return batch
+	}
 	batch := n.queue
 	n.queue, n.spare = n.spare[:0], nil
 	return batch

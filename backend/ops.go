@@ -33,6 +33,12 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
 		return []string{quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+	case quorum.OpQueueBeats:
+		keys := make([]string, 0, 2*len(*op.Leases))
+		for _, l := range *op.Leases {
+			keys = append(keys, quorum.QueueKey(l.Key), quorum.QueueLeaseKey(l.Key))
+		}
+		return keys
 	case quorum.OpRenew:
 		keys := make([]string, 0, 2*len(*op.Leases))
 		for _, l := range *op.Leases {
@@ -81,6 +87,12 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		return script(queueScript, "beat", op.Value, ms(op.TTL))
 	case quorum.OpDequeue:
 		return script(queueScript, "del", op.Value)
+	case quorum.OpQueueBeats:
+		args := make([]any, 0, 2*len(*op.Leases))
+		for _, l := range *op.Leases {
+			args = append(args, l.Value, ms(l.TTL))
+		}
+		return script(queueBeatsScript, args...)
 	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
 	case quorum.OpDelIfEq:
@@ -151,7 +163,7 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 			return quorum.Reply{Err: err}
 		}
 		return raiseReply(op.Kind, cmd.(*redis.Cmd).Val())
-	case quorum.OpPExpireIfEq, quorum.OpRenew:
+	case quorum.OpPExpireIfEq, quorum.OpRenew, quorum.OpQueueBeats:
 		if err != nil {
 			return quorum.Reply{Err: err}
 		}

@@ -87,11 +87,11 @@ func entryOf(val any) (quorum.Entry, error) {
 }
 
 // extendReply reads the extend script's reply: one 0 or 1 per lock, one
-// lock for an OpPExpireIfEq, op.Leases for an OpRenew.
+// lock for an OpPExpireIfEq, op.Leases for an OpRenew or OpQueueBeats.
 func extendReply(op quorum.Op, val any) quorum.Reply {
 	res, ok := val.([]any)
 	want := 1
-	if op.Kind == quorum.OpRenew {
+	if op.Kind == quorum.OpRenew || op.Kind == quorum.OpQueueBeats {
 		want = len(*op.Leases)
 	}
 	if !ok || len(res) != want {

@@ -42,11 +42,14 @@ var (
 	repairLua string
 	//go:embed scripts/queue.lua
 	queueLua string
+	//go:embed scripts/queuebeats.lua
+	queueBeatsLua string
 	//go:embed scripts/marknew.lua
 	markNewLua string
 
 	acquireScript      = redis.NewScript(acquireLua)
 	queueScript        = redis.NewScript(queueLua)
+	queueBeatsScript   = redis.NewScript(queueBeatsLua)
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)

@@ -3,6 +3,13 @@
 //
 //	go run ./bench            # from the repository root; about 5 minutes
 //	go run ./bench -quick     # a smoke run with small counts
+//	go run ./bench -only hostile -baseline main  # only the hostile-tenant section (issue 25), printed; about 4 minutes
+//
+// The hostile section (hostile.go) runs an honest tenant alone and beside
+// each hostile mix of issue 25 (pattern storms, parked waiters and session
+// pipelining, all at once), on this tree's proxy and the -baseline's, and
+// prints the latency and throughput ratios and the proxy's CPU in the
+// second after the hostile load stopped. A full run appends it to the report.
 //
 // Each case runs -runs times, interleaved with the others, and the table
 // shows medians. The machine is shared and noisy: compare the ratios, which

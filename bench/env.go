@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 	"log"
 	"net"
 	"os"
@@ -92,6 +93,14 @@ type proxyProc struct {
 
 // startProxy runs the proxy binary over backends on a free port.
 func (e *env) startProxy(bin string, backends []string) *proxyProc {
+	return e.startProxyWith(bin, backends)
+}
+
+// startBackends starts n redis-servers and returns their addresses.
+func (e *env) startBackends(n int) []string { return redistest.Addrs(redistest.Start(e, n)) }
+
+// startProxyWith is startProxy with more command-line arguments.
+func (e *env) startProxyWith(bin string, backends []string, extra ...string) *proxyProc {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.Fatalf("%v", err)
@@ -100,7 +109,7 @@ func (e *env) startProxy(bin string, backends []string) *proxyProc {
 	ln.Close()
 	// The backends were just started: with restart quarantine on they would
 	// not count for max_ttl. This measures throughput, not restarts.
-	cmd := exec.Command(bin, "-listen", addr, "-backends", strings.Join(backends, ","), "-max-clients", "20000", "-quarantine=false")
+	cmd := exec.Command(bin, append([]string{"-listen", addr, "-backends", strings.Join(backends, ","), "-max-clients", "20000", "-quarantine=false"}, extra...)...)
 	if err := cmd.Start(); err != nil {
 		e.Fatalf("starting the proxy: %v", err)
 	}
@@ -109,7 +118,7 @@ func (e *env) startProxy(bin string, backends []string) *proxyProc {
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c.Ping(context.Background()).Err() == nil {
+		if err := c.Ping(context.Background()).Err(); err == nil || strings.HasPrefix(err.Error(), "NOAUTH") { // up (with users, unauthenticated)
 			return p
 		}
 		if time.Now().After(deadline) {

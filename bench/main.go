@@ -25,6 +25,8 @@ func main() {
 	handoffN := flag.Int("handoffs", 300, "release-to-waiter hand-offs measured")
 	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
 		"to tell a regression from the machine's noise")
+	only := flag.String("only", "", `run only this section: "hostile" (one hostile tenant beside an honest one, issue 25; printed, not written to -out)`)
+	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
 	flag.Parse()
 	if *quick {
 		*runs, *requests, *cycleTime, *idle, *handoffN = 1, 5000, time.Second, 500, 50
@@ -41,6 +43,10 @@ func main() {
 	}
 	e := newEnv()
 	defer e.close()
+	if *only == "hostile" {
+		fmt.Print(runHostile(e, root, *baseline, *hostileWindow))
+		return
+	}
 	check := func(err error) {
 		if err != nil {
 			e.close() // log.Fatal skips deferred calls: stop the servers first
@@ -121,7 +127,8 @@ func main() {
 	m.add("handoff/p50", p50)
 	m.add("handoff/p99", p99)
 
-	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN)
+	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
+		runHostile(e, root, *baseline, *hostileWindow)
 	fmt.Print(report)
 	path := *out
 	if !filepath.IsAbs(path) {

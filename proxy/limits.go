@@ -45,6 +45,32 @@ type Limits struct {
 	// round; a session lock's TTL must be at least three ticks. Default
 	// 500ms; positive.
 	SessionTick time.Duration `yaml:"session_tick"`
+
+	// What one connection, and all the connections of one user together,
+	// may make the proxy keep and work for (issue 25): one hostile tenant
+	// must not cost the others. 0 means no limit.
+
+	// MaxSubscriptions caps the channels and patterns of one connection.
+	// Default 1024.
+	MaxSubscriptions int `yaml:"max_subscriptions"`
+	// MaxPatternsPerUser caps the patterns (PSUBSCRIBE) of one user's
+	// connections together, and MaxPatternBytesPerUser their total length:
+	// every message on the user's channels is matched against them.
+	// Defaults 256 and 16384.
+	MaxPatternsPerUser     int `yaml:"max_patterns_per_user"`
+	MaxPatternBytesPerUser int `yaml:"max_pattern_bytes_per_user"`
+	// MaxSessionLocksPerClient and MaxSessionLocksPerUser cap the session
+	// locks (LOCK.ACQUIRE ... SESSION: the proxy renews them) of one
+	// connection and of one user. Defaults 1000 and 10000.
+	MaxSessionLocksPerClient int `yaml:"max_session_locks_per_client"`
+	MaxSessionLocksPerUser   int `yaml:"max_session_locks_per_user"`
+	// MaxWaitersPerClient and MaxWaitersPerUser cap the LOCK.ACQUIRE ...
+	// WAIT requests parked at once on one connection and for one user
+	// (the proxy renews each one's place in its queue). Defaults 100 and 1000.
+	MaxWaitersPerClient int `yaml:"max_waiters_per_client"`
+	MaxWaitersPerUser   int `yaml:"max_waiters_per_user"`
+	// MaxWait caps LOCK.ACQUIRE's WAIT. Default 5m; at most a day.
+	MaxWait time.Duration `yaml:"max_wait"`
 }
 
 // DefaultLimits returns the limits used where nothing else is said.
@@ -56,6 +82,15 @@ func DefaultLimits() Limits {
 		MaxArgs:           4096,
 		WriteTimeout:      10 * time.Second,
 		SessionTick:       500 * time.Millisecond,
+
+		MaxSubscriptions:         1024,
+		MaxPatternsPerUser:       256,
+		MaxPatternBytesPerUser:   16 << 10,
+		MaxSessionLocksPerClient: 1000,
+		MaxSessionLocksPerUser:   10000,
+		MaxWaitersPerClient:      100,
+		MaxWaitersPerUser:        1000,
+		MaxWait:                  5 * time.Minute,
 	}
 }
 
@@ -83,6 +118,20 @@ func (l Limits) Problems() []*quorum.SettingError {
 	if l.SessionTick > 0 && l.BoundLease > 0 && l.BoundLease < 3*l.SessionTick {
 		bad("bound_lease", "%v is below three session ticks (session_tick %v): the renewer must reach a lock twice within its lease",
 			l.BoundLease, l.SessionTick)
+	}
+	for _, p := range []struct {
+		setting string
+		n       int
+	}{{"max_subscriptions", l.MaxSubscriptions}, {"max_patterns_per_user", l.MaxPatternsPerUser},
+		{"max_pattern_bytes_per_user", l.MaxPatternBytesPerUser}, {"max_session_locks_per_client", l.MaxSessionLocksPerClient},
+		{"max_session_locks_per_user", l.MaxSessionLocksPerUser}, {"max_waiters_per_client", l.MaxWaitersPerClient},
+		{"max_waiters_per_user", l.MaxWaitersPerUser}} {
+		if p.n < 0 {
+			bad(p.setting, "%d must not be negative (0: no limit)", p.n)
+		}
+	}
+	if l.MaxWait < 0 || l.MaxWait > maxWait {
+		bad("max_wait", "%v must be from 0 (no limit but a day) to 24h", l.MaxWait)
 	}
 	for _, p := range []struct {
 		setting string

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strconv"
@@ -67,9 +68,10 @@ func (s *Server) parseAcquire(args [][]byte) (acquireArgs, error) {
 		case strings.EqualFold(opt, "SESSION") && !a.session:
 			a.session = true
 		case strings.EqualFold(opt, "WAIT") && !waited && i+1 < len(args):
+			most := cmp.Or(s.opts.MaxWait, maxWait)
 			ms, err := strconv.ParseInt(string(args[i+1]), 10, 64)
-			if err != nil || ms < 0 || ms > maxWait.Milliseconds() {
-				return a, respError(fmt.Sprintf("ERR WAIT takes milliseconds from 0 to %d", maxWait.Milliseconds()))
+			if err != nil || ms < 0 || ms > most.Milliseconds() {
+				return a, respError(fmt.Sprintf("ERR WAIT takes milliseconds from 0 to %d (max_wait)", most.Milliseconds()))
 			}
 			a.wait, waited = time.Duration(ms)*time.Millisecond, true
 			i++
@@ -89,6 +91,14 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 	if err != nil {
 		c.writeErr(err)
 		return
+	}
+	if a.session {
+		unreserve, err := s.sessions.reserveSession(c.peer, c.userName())
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		defer unreserve()
 	}
 	if a.wait > 0 {
 		s.acquireWaiting(c, a)
@@ -112,7 +122,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
 	// The window opened when the granting round began (after a WAIT, long
 	// after the request arrived): ReplyBy is its end less min_validity.
-	c.s.sessions.add(c.peer, id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
+	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()

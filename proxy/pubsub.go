@@ -82,7 +82,7 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 	if pattern {
 		kind, m = "psubscribe", &c.conn.subs.patterns
 	}
-	added := 0
+	added, addedBytes, fresh := 0, 0, map[string]bool{}
 	for _, a := range args[1:] {
 		switch {
 		case !pattern && len(a) > maxChannelLen:
@@ -94,12 +94,21 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		case !pattern && !c.owns(a):
 			c.writeErr(errChannelPerm)
 			return
-		case !(*m)[string(a)]:
+		case !(*m)[string(a)] && !fresh[string(a)]:
+			fresh[string(a)] = true
 			added++
+			addedBytes += len(a)
 		}
 	}
-	if c.conn.subCount()+added > maxSubscriptions {
-		c.writeErr(respError(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", maxSubscriptions)))
+	if most := s.opts.MaxSubscriptions; most > 0 && c.conn.subCount()+added > most {
+		c.writeErr(respError(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", most)))
+		return
+	}
+	user := c.userName()
+	if pattern && !s.quotas.take("user:"+user, quotaUse{qPatterns: added, qPatternBytes: addedBytes},
+		quotaUse{qPatterns: s.opts.MaxPatternsPerUser, qPatternBytes: s.opts.MaxPatternBytesPerUser}) {
+		c.writeErr(respError(fmt.Sprintf("ERR too many patterns for user %s (at most %d patterns of %d bytes in all, max_patterns_per_user and max_pattern_bytes_per_user)",
+			user, s.opts.MaxPatternsPerUser, s.opts.MaxPatternBytesPerUser)))
 		return
 	}
 	prefix := c.prefix()
@@ -116,6 +125,10 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		if !(*m)[name] {
 			(*m)[name] = true
 			if pattern {
+				if c.conn.subs.charged == nil {
+					c.conn.subs.charged = map[string]string{}
+				}
+				c.conn.subs.charged[name] = "user:" + user
 				s.bus.PSubscribe(c.ctx, c.conn, name)
 			} else {
 				s.bus.Subscribe(c.ctx, c.conn, name)
@@ -162,6 +175,7 @@ func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
 		if m[name] {
 			delete(m, name)
 			if pattern {
+				c.conn.uncharge(name)
 				s.bus.PUnsubscribe(c.conn, name)
 			} else {
 				s.bus.Unsubscribe(c.conn, name)
@@ -177,8 +191,27 @@ func (c *client) unsubscribeAll() {
 		c.s.bus.Unsubscribe(c, name)
 	}
 	for name := range c.subs.patterns {
+		c.uncharge(name)
 		c.s.bus.PUnsubscribe(c, name)
 	}
+}
+
+// uncharge gives a pattern back to the budget of the user it was charged to.
+func (c *client) uncharge(pattern string) {
+	if user, ok := c.subs.charged[pattern]; ok {
+		delete(c.subs.charged, pattern)
+		c.s.quotas.give(user, quotaUse{qPatterns: 1, qPatternBytes: len(pattern)})
+	}
+}
+
+// Scope implements wake.Scoped: the bus matches this connection's patterns
+// only against its tenant's channels.
+func (c *client) Scope() (string, func(channel string) bool) {
+	prefix := ""
+	if p := c.subs.prefix.Load(); p != nil {
+		prefix = *p
+	}
+	return prefix, func(channel string) bool { return owns(prefix, []byte(channel)) }
 }
 
 // cmdPublish: PUBLISH channel message, carried to every replica's

@@ -42,6 +42,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		s.metrics = NewMetrics()
 	}
 	s.sessions.s = s
+	s.beats.s = s
 	s.metrics.server.Store(s)
 	s.scripts.register(o.scripts)
 	s.cmds = s.commandTable()

@@ -19,7 +19,9 @@ import (
 //
 // One renewer per server wakes every session_tick and renews, in one
 // engine.Renew (one operation per backend), every session lock a third of
-// whose TTL has passed since its window last opened. A lock whose renewal
+// whose TTL has passed since its window last opened, in fair order
+// (renewal_order.go): each user's locks nearest deadline first, the users
+// in turns, so one user's flood of locks queues behind its own. A lock whose renewal
 // finds it gone from a quorum, or whose window ended before a renewal
 // succeeded, is lost: it leaves the book and is never renewed again (its
 // holder learns it from LOCK.EXTEND or LOCK.TOKEN answering 0 or nil).
@@ -33,6 +35,7 @@ type sessionLock struct {
 	id    sessionKey
 	ttl   time.Duration
 	until time.Time // its window ends: the last grant's arrival plus ttl
+	user  string    // whose budget it counts in (sessionlimits.go)
 }
 
 // sessions is the server's book of session locks and their renewer.
@@ -50,6 +53,10 @@ type sessions struct {
 	renewing sync.RWMutex
 
 	renewals, renewed, lost, released atomic.Int64
+
+	lossLog lossLog        // rate-limits the lost-lock warnings
+	pending map[peer]int   // session acquires under way, per connection (sessionlimits.go)
+	perUser map[string]int // booked and pending session locks per user
 }
 
 // minSessionTTL is the shortest TTL a session lock may have: the renewer
@@ -58,7 +65,14 @@ func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 
 // add books a session lock of c whose window ends at until, and starts the
 // renewer if it is not running.
+//
+//lint:ignore U1000 the booking API other lock kinds share (addAs names the user)
 func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time) {
+	ss.addAs(c, "", id, ttl, until)
+}
+
+// addAs is add for a lock counted in user's budget.
+func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
@@ -69,7 +83,11 @@ func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Tim
 		mine = map[sessionKey]*sessionLock{}
 		ss.book[c] = mine
 	}
-	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until}
+	if old := mine[id]; old != nil {
+		ss.countUser(old.user, -1)
+	}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user}
+	ss.countUser(user, 1)
 	if ss.stop == nil && !ss.stopped {
 		ctx, cancel := context.WithCancel(context.Background())
 		ss.stop, ss.done = cancel, make(chan struct{})
@@ -112,6 +130,7 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 		return false
 	}
 	delete(ss.book[l.c], l.id)
+	ss.countUser(l.user, -1)
 	if len(ss.book[l.c]) == 0 {
 		delete(ss.book, l.c)
 	}
@@ -188,11 +207,14 @@ func (ss *sessions) renewDue(ctx context.Context) {
 				ss.lose(l, errWindowEnded)
 			case left <= l.ttl*2/3:
 				due = append(due, l)
-				leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
 			}
 		}
 	}
 	ss.mu.Unlock()
+	due = fairOrder(due)
+	for _, l := range due {
+		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
+	}
 	if len(due) == 0 {
 		ss.renewing.Unlock()
 		return
@@ -234,7 +256,13 @@ var errWindowEnded = errors.New("its window ended before a renewal succeeded")
 // lose counts and logs a session lock that is no longer held.
 func (ss *sessions) lose(l *sessionLock, why error) {
 	ss.lost.Add(1)
-	ss.s.opts.logger.Warn("session lock lost; no longer renewed", ss.s.sessionAttrs(l, why)...)
+	if ok, quiet := ss.lossLog.due(time.Now()); ok {
+		attrs := ss.s.sessionAttrs(l, why)
+		if quiet > 0 {
+			attrs = append(attrs, "lost_unlogged_since_last", quiet)
+		}
+		ss.s.opts.logger.Warn("session lock lost; no longer renewed (at most one line per 10s; every loss counts in INFO)", attrs...)
+	}
 }
 
 func (s *Server) sessionAttrs(l *sessionLock, err error) []any {

@@ -31,6 +31,8 @@ type Server struct {
 	bus     *wake.Bus
 
 	sessions  sessions      // connection-bound locks and their renewer
+	quotas    quotas        // each user's patterns, session locks and waiters
+	beats     beater        // the parked waiters' batched queue beats
 	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
 	waiters   waiters       // the same, per key (the status page)
 	stopWaits chan struct{} // closed when the server stops accepting
@@ -139,9 +141,8 @@ func (s *Server) lookup(name []byte) *command {
 // Pub/sub limits per connection: what one client may make the proxy keep
 // and match for it.
 const (
-	maxChannelLen    = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
-	maxPatternLen    = 256  // bytes of a pattern (PSUBSCRIBE)
-	maxSubscriptions = 1024 // channels and patterns of one connection
+	maxChannelLen = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
+	maxPatternLen = 256  // bytes of a pattern (PSUBSCRIBE)
 )
 
 // maxPendingPushes is how many messages may wait for a slow subscriber
@@ -158,6 +159,7 @@ type subscriptions struct {
 	patterns map[string]bool
 	pushes   chan push              // nil until the first subscription
 	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
+	charged  map[string]string      // pattern -> the user whose budget it draws on
 }
 
 func (s *Server) isClosing() bool { return s.closing.Load() }

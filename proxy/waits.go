@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -15,7 +16,7 @@ import (
 // through the wake bus (every replica hears it); the holder's TTL and
 // lock-delay, or the lease of the waiter ahead, as the refusal reported,
 // set a timer. Nothing polls. While it waits its replica renews its place
-// every session_tick (a waiter whose replica died leaves after its lease);
+// every session_tick, in one batched beat for all its waiters (beats.go) (a waiter whose replica died leaves after its lease);
 // a waiter that times out or hangs up leaves the queue at once.
 
 var errShuttingDown = respError("ERR the proxy is shutting down: WAIT ended; ask another replica")
@@ -40,6 +41,18 @@ func (w waitWake) Deliver(_, _, _ string) {
 // acquireWaiting runs LOCK.ACQUIRE with WAIT: the lock, or nil once the
 // wait ran out.
 func (s *Server) acquireWaiting(c *request, a acquireArgs) {
+	conn, user := fmt.Sprint("conn:", c.peer.ident()), "user:"+c.userName()
+	lim := s.opts.Limits
+	if !s.quotas.take(conn, quotaUse{qWaiters: 1}, quotaUse{qWaiters: lim.MaxWaitersPerClient}) {
+		c.writeErr(respError(fmt.Sprintf("ERR too many waiters on this connection (max_waiters_per_client %d)", lim.MaxWaitersPerClient)))
+		return
+	}
+	defer s.quotas.give(conn, quotaUse{qWaiters: 1})
+	if !s.quotas.take(user, quotaUse{qWaiters: 1}, quotaUse{qWaiters: lim.MaxWaitersPerUser}) {
+		c.writeErr(respError(fmt.Sprintf("ERR too many waiters for user %s (max_waiters_per_user %d)", c.userName(), lim.MaxWaitersPerUser)))
+		return
+	}
+	defer s.quotas.give(user, quotaUse{qWaiters: 1})
 	s.waiting.Add(1)
 	defer s.waiting.Add(-1)
 	s.waiters.add(a.key, 1)
@@ -52,8 +65,8 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	defer s.bus.Unsubscribe(wake, channel)
 	expired := time.NewTimer(time.Until(c.arrived.Add(a.wait)))
 	defer expired.Stop()
-	beat := time.NewTicker(s.opts.SessionTick)
-	defer beat.Stop()
+	beat := s.beats.join(a.key, a.owner) // its place renewed with every other waiter's (beats.go)
+	defer s.beats.leave(beat)
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	queued := false
@@ -88,8 +101,8 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 				woken = true
 			case <-retry.C:
 				woken = true
-			case <-beat.C:
-				if ok, err := s.engine.QueueBeat(ctx, a.key, a.owner, s.waitLease()); err == nil && !ok {
+			case <-beat.gone:
+				if queued {
 					queued, woken = false, true // its lease ran out (a pause, a partition): queue again, at the back
 				}
 			case <-expired.C:

@@ -107,6 +107,10 @@ const (
 	OpEnqueue   // add Value with ticket N (unless queued already) and a lease of TTL; OK: done
 	OpQueueBeat // renew Value's lease for TTL; OK: it is still queued
 	OpDequeue   // remove Value from the queue; OK: it was there
+	// OpQueueBeats renews many waiters' leases at once: for each of Leases,
+	// Key the lock, Value the waiter, TTL the lease (OpQueueBeat's). Each:
+	// per lease, whether the waiter is still queued there.
+	OpQueueBeats
 )
 
 // Op is one single-node operation.

@@ -20,7 +20,8 @@ const maxLeasesPerOp = 512
 
 // Renew extends many locks at once, each on Extend's rules: one operation per
 // node carries every lease (in scripts of up to 512 locks, sent in the same
-// pipelined write), instead of one round per lock. It returns one error per
+// pipelined write, in the caller's order), instead of one round per lock;
+// each script waits for its nodes as long as its own locks' shortest TTL allows. It returns one error per
 // lease: nil when Q counting nodes extended it with more than the minimum
 // validity left of its TTL, measured from the caller's arrival (WithArrival);
 // else a *RoundError with Reason ErrNotHeld (the lock is gone on so many
@@ -66,11 +67,21 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 	if shortest == 0 {
 		return errs
 	}
-	timeout := e.lockTimeout(shortest)
+	// Each batch waits as long as its own shortest lock allows, not the
+	// shortest of all: a caller that orders leases by deadline (nearest
+	// first) gets its urgent locks into the first scripts each node runs,
+	// and a flood of other locks in later batches cannot make them miss
+	// their own deadline.
 	var batches []*renewBatch
 	for from := 0; from < len(padded); from += maxLeasesPerOp {
 		to := min(from+maxLeasesPerOp, len(padded))
-		batches = append(batches, e.sendRenewal(padded[from:to], from, timeout))
+		own := time.Duration(0)
+		for i := from; i < to; i++ {
+			if errs[i] == nil && (own == 0 || leases[i].TTL < own) {
+				own = leases[i].TTL
+			}
+		}
+		batches = append(batches, e.sendRenewal(padded[from:to], from, e.lockTimeout(cmp.Or(own, shortest))))
 	}
 	for _, b := range batches {
 		b.collect()

@@ -36,12 +36,15 @@ type Bus struct {
 	channels map[string]*topic // channel -> subscribers
 	patterns map[string]*topic // pattern -> subscribers
 
-	catchAll *topic // the one pattern the backends match for this replica, while patterns has any
+	catchAll *topic            // the one pattern the backends match for this replica, while patterns has any
+	scopes   map[string]*scope // scope prefix -> its patterns and matcher (see patterns.go)
+	dropped  atomic.Int64      // pattern messages a busy scope's matcher had no room for
 
 	seenMu sync.Mutex
 	seen   seenSet
 
-	stop context.CancelFunc // ends the receivers
+	stop   context.CancelFunc // ends the receivers
+	closed <-chan struct{}    // closed by Close: ends the scopes' matchers
 }
 
 // topic is the local subscribers of one channel or pattern; ready closes
@@ -60,7 +63,7 @@ func New(links []Link, timeout time.Duration, logger *slog.Logger) *Bus {
 	_, _ = rand.Read(raw[:])
 	ctx, stop := context.WithCancel(context.Background())
 	b := &Bus{backends: links, quorum: len(links)/2 + 1, logger: logger, id: hex.EncodeToString(raw[:]), timeout: timeout,
-		channels: map[string]*topic{}, patterns: map[string]*topic{}, stop: stop}
+		channels: map[string]*topic{}, patterns: map[string]*topic{}, scopes: map[string]*scope{}, stop: stop, closed: ctx.Done()}
 	for _, l := range links {
 		go b.receive(ctx, l)
 	}
@@ -110,6 +113,9 @@ func (b *Bus) add(ctx context.Context, s Subscriber, name string, pattern bool) 
 		close(t.ready) // a pattern is matched here; a channel's readiness is its own backend subscription
 	}
 	t.subs[s] = struct{}{}
+	if pattern {
+		b.indexPattern(s, name)
+	}
 	wait := t.ready
 	switch {
 	case len(b.backends) == 0:
@@ -181,6 +187,9 @@ func (b *Bus) remove(s Subscriber, name string, pattern bool) {
 		b.mu.Unlock()
 		return
 	}
+	if _, ok := t.subs[s]; ok && pattern {
+		b.unindexPattern(s, name)
+	}
 	delete(t.subs, s)
 	last := len(t.subs) == 0
 	if last {
@@ -248,11 +257,11 @@ func (b *Bus) Notify(channel, message string) {
 	}()
 }
 
-// deliver hands a message to the local subscribers of channel, and with
-// patterns also to those of every matching pattern; it returns how many.
+// deliver hands a message to the local subscribers of channel; with
+// patterns (no backends: a local bus) it also matches the patterns there
+// and then; it returns how many subscribers got it.
 func (b *Bus) deliver(id, channel, message string, patterns bool) int {
 	b.mu.RLock()
-	defer b.mu.RUnlock()
 	n := 0
 	if t := b.channels[channel]; t != nil && b.first(id, "") {
 		for s := range t.subs {
@@ -260,36 +269,15 @@ func (b *Bus) deliver(id, channel, message string, patterns bool) int {
 			n++
 		}
 	}
+	var scopes []*scope
 	if patterns {
-		for p, t := range b.patterns {
-			if Match(p, channel) {
-				n += b.deliverPattern(t, id, p, channel, message)
-			}
-		}
+		scopes = b.scopesOf(channel)
+	}
+	b.mu.RUnlock()
+	for _, sc := range scopes {
+		n += sc.match(channel, message)
 	}
 	return n
-}
-
-// deliverPatterns hands a message to the local subscribers of every
-// pattern that matches channel.
-func (b *Bus) deliverPatterns(id, channel, message string) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	for p, t := range b.patterns {
-		if Match(p, channel) {
-			b.deliverPattern(t, id, p, channel, message)
-		}
-	}
-}
-
-func (b *Bus) deliverPattern(t *topic, id, pattern, channel, message string) int {
-	if !b.first(id, pattern) {
-		return 0
-	}
-	for s := range t.subs {
-		s.Deliver(pattern, channel, message)
-	}
-	return len(t.subs)
 }
 
 // receive reads one backend's events until ctx ends (the bus closed); the
@@ -318,7 +306,9 @@ func (b *Bus) receive(ctx context.Context, l Link) {
 				b.deliver(id, channel, message, false)
 				continue
 			}
-			b.deliverPatterns(id, channel, message) // the catch-all: match the clients' patterns here
+			if b.first(id, "\x00*") { // the catch-all: one copy per message, whichever backend brought it first
+				b.routePatterns(channel, message)
+			}
 		}
 	}
 }

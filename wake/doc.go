@@ -13,7 +13,11 @@
 // against a long channel name can spend seconds on one PUBLISH, stalling
 // every lock round it serves. A replica whose clients hold patterns listens
 // for everything with one trailing-star pattern (cheap for Redis) and
-// matches its clients' patterns itself (Match: no exponential case).
+// matches its clients' patterns itself (Match: no exponential case), once
+// per message and per scope (a tenant: Scoped), each scope in its own
+// goroutine with a bounded queue, outside the bus lock (patterns.go): one
+// tenant's patterns cost nothing to another's messages or to channel
+// subscribers such as the proxy's waiters.
 //
 // The bus reaches the backends through a Link per backend (backend.PubSub
 // over go-redis in the proxy, which main wires); it assumes a Link renews

@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The hostile section (issue 25): the honest tenant search (8 clients, SET NX
+// PX + compare-and-delete unlock) alone and beside each hostile mix of
+// tenant billing, side by side in one run, on this tree's proxy and, with
+// -baseline, on that revision's.
+
+const hostileUsers = `users:
+  - {name: billing, password: b-pass, prefix: "billing:"}
+  - {name: search, password: s-pass, prefix: "search:"}
+`
+
+// honestResult is what the honest tenant got over one window.
+type honestResult struct {
+	p50, p99 time.Duration
+	perSec   float64
+	errs     int64 // errors other than a refused SET (NOQUORUM...)
+}
+
+// honest runs 8 search clients for d: SET NX PX then compare-and-delete.
+func honest(addr string, d time.Duration) honestResult {
+	ctx := context.Background()
+	var mu sync.Mutex
+	var lat []time.Duration
+	var errs, ops atomic.Int64
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for w := range 8 {
+		c := redis.NewClient(&redis.Options{Addr: addr, Username: "search", Password: "s-pass", PoolSize: 1, MaxRetries: -1, ReadTimeout: 30 * time.Second})
+		wg.Go(func() {
+			defer c.Close()
+			var mine []time.Duration
+			for i := 0; time.Now().Before(end); i++ {
+				key := fmt.Sprintf("search:lock:%d:%d", w, i%64)
+				s := time.Now()
+				err := c.SetNX(ctx, key, "v", 10*time.Second).Err()
+				mine = append(mine, time.Since(s))
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				s = time.Now()
+				err = c.Eval(ctx, unlockScript, []string{key}, "v").Err()
+				mine = append(mine, time.Since(s))
+				if err != nil {
+					errs.Add(1)
+				}
+				ops.Add(2)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	r := honestResult{perSec: float64(ops.Load()) / d.Seconds(), errs: errs.Load()}
+	if len(lat) > 0 {
+		r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
+	}
+	return r
+}
+
+// hostileMix starts one mix of billing's load on addr and returns its stop,
+// which also reports what the mix managed to set up.
+type hostileMix struct {
+	name  string
+	start func(addr string) (stop func() string)
+}
+
+var hostileMixes = []hostileMix{
+	{"pattern storm: 1 connection x 1024 patterns of 256 bytes, 10 PUBLISH/s", func(a string) func() string { return storm(a, 1, 10) }},
+	{"pattern storm: 4 connections, 50 PUBLISH/s", func(a string) func() string { return storm(a, 4, 50) }},
+	{"2750 parked WAIT waiters + 2 connections pipelining SESSION locks", func(a string) func() string { return waitersAndSessions(a) }},
+	{"all of it", func(a string) func() string {
+		stops := []func() string{storm(a, 4, 50), waitersAndSessions(a)}
+		return func() string {
+			var out []string
+			for _, s := range stops {
+				out = append(out, s())
+			}
+			return strings.Join(out, "; ")
+		}
+	}},
+}
+
+func billingClient(addr string, pool int) *redis.Client {
+	return redis.NewClient(&redis.Options{Addr: addr, Username: "billing", Password: "b-pass", PoolSize: pool, MaxRetries: -1, ReadTimeout: 60 * time.Second})
+}
+
+// storm subscribes 1024 star-heavy patterns of 256 bytes over conns
+// connections (as many as the proxy takes) and publishes perSec messages a
+// second on billing's own 1000-byte channels.
+func storm(addr string, conns, perSec int) func() string {
+	ctx, cancel := context.WithCancel(context.Background())
+	var subs []*redis.PubSub
+	var clients []*redis.Client
+	taken := 0
+	for c := range conns {
+		cl := billingClient(addr, 1)
+		clients = append(clients, cl)
+		ps := cl.PSubscribe(ctx)
+		subs = append(subs, ps)
+		for i := range 1024 / conns {
+			suffix := fmt.Sprintf("*y%d:%d", c, i)
+			p := "billing:" + strings.Repeat("*x", (256-len(suffix)-8)/2) + suffix
+			if ps.PSubscribe(ctx, p) != nil {
+				break
+			}
+			if _, err := ps.Receive(ctx); err != nil {
+				break
+			}
+			taken++
+		}
+		go func() { // read (and drop) whatever arrives, as a client would
+			for ctx.Err() == nil {
+				if _, err := ps.Receive(ctx); err != nil && ctx.Err() == nil {
+					time.Sleep(10 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	pub := billingClient(addr, 4)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(time.Second / time.Duration(perSec))
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				go pub.Publish(ctx, fmt.Sprintf("billing:%d:%s", i, strings.Repeat("x", 1000)), "x")
+			}
+		}
+	}()
+	return func() string {
+		cancel()
+		<-done
+		for _, ps := range subs {
+			_ = ps.Close()
+		}
+		for _, c := range append(clients, pub) {
+			_ = c.Close()
+		}
+		return fmt.Sprintf("%d patterns taken", taken)
+	}
+}
+
+// waitersAndSessions parks 2750 WAIT waiters on locks billing holds and
+// pipelines SESSION locks on 2 connections.
+func waitersAndSessions(addr string) func() string {
+	ctx, cancel := context.WithCancel(context.Background())
+	holder := billingClient(addr, 4)
+	const waiters = 2750
+	p := holder.Pipeline()
+	for i := range waiters {
+		p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprint("billing:held:", i), "holder", 120000)
+	}
+	_, _ = p.Exec(ctx)
+	var parked, refused, sessions atomic.Int64
+	var wg sync.WaitGroup
+	var clients []*redis.Client
+	for c := range waiters / 50 {
+		cl := billingClient(addr, 1)
+		clients = append(clients, cl)
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				p := cl.Pipeline()
+				for i := range 50 {
+					p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprint("billing:held:", c*50+i), "w", 30000, "WAIT", 60000)
+				}
+				parked.Add(50)
+				cmds, _ := p.Exec(ctx)
+				parked.Add(-50)
+				for _, cmd := range cmds {
+					if err := cmd.Err(); err != nil && err != redis.Nil && ctx.Err() == nil {
+						refused.Add(1)
+					}
+				}
+				if ctx.Err() == nil {
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+	for c := range 2 {
+		cl := billingClient(addr, 1)
+		clients = append(clients, cl)
+		wg.Go(func() {
+			for i := 0; ctx.Err() == nil; i++ {
+				p := cl.Pipeline()
+				for j := range 500 {
+					p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprintf("billing:s:%d:%d:%d", c, i, j), "o", 3000, "SESSION")
+				}
+				cmds, _ := p.Exec(ctx)
+				for _, cmd := range cmds {
+					if cmd.Err() == nil {
+						sessions.Add(1)
+					}
+				}
+				if ctx.Err() == nil && cmds != nil && cmds[len(cmds)-1].Err() != nil {
+					time.Sleep(100 * time.Millisecond) // refused: the limit; try again later
+				}
+			}
+		})
+	}
+	return func() string {
+		cancel()
+		for _, c := range clients {
+			_ = c.Close()
+		}
+		wg.Wait()
+		_ = holder.Close()
+		return fmt.Sprintf("%d session locks taken, %d WAIT refusals", sessions.Load(), refused.Load())
+	}
+}
+
+// cpuTicks is a process's user+system CPU time in clock ticks (1/100 s).
+func cpuTicks(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	u, _ := strconv.ParseInt(fields[11], 10, 64)
+	k, _ := strconv.ParseInt(fields[12], 10, 64)
+	return u + k
+}
+
+// runHostile measures the table on each named proxy and returns the report.
+func runHostile(e *env, root, baseline string, d time.Duration) string {
+	servers := e.startBackends(3)
+	cfg := filepath.Join(e.dir, "hostile.yaml")
+	if err := os.WriteFile(cfg, []byte(hostileUsers), 0o600); err != nil {
+		e.Fatalf("%v", err)
+	}
+	type target struct {
+		name string
+		p    *proxyProc
+	}
+	targets := []target{{"this tree", e.startProxyWith(e.buildProxy(root), servers, "-config", cfg)}}
+	if baseline != "" {
+		targets = append(targets, target{baseline, e.startProxyWith(e.buildProxyAt(root, baseline), servers, "-config", cfg)})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n## One hostile tenant beside an honest one (issue 25)\n\n%s; load average at start: %s\n\n", machine(), loadAvg())
+	fmt.Fprintf(&b, "Honest tenant search: 8 clients, SET NX PX + compare-and-delete unlock, %v per window; 3 backends.\n", d)
+	fmt.Fprintf(&b, "Ratios: beside / alone (throughput: alone / beside). CPU: the proxy's, in the second after the hostile load stopped.\n\n")
+	fmt.Fprintf(&b, "| proxy | hostile mix (billing) | search p50 | search p99 | search ops/s | p50 x | p99 x | throughput ÷ | honest errors | CPU after stop | hostile set-up |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, t := range targets {
+		alone := honest(t.p.addr, d)
+		fmt.Fprintf(&b, "| %s | none | %v | %v | %.0f | 1 | 1 | 1 | %d | | |\n", t.name, alone.p50.Round(10*time.Microsecond), alone.p99.Round(10*time.Microsecond), alone.perSec, alone.errs)
+		for _, mix := range hostileMixes {
+			stop := mix.start(t.p.addr)
+			time.Sleep(time.Second)
+			r := honest(t.p.addr, d)
+			setup := stop()
+			time.Sleep(time.Second)
+			before := cpuTicks(t.p.cmd.Process.Pid)
+			time.Sleep(time.Second)
+			cpu := cpuTicks(t.p.cmd.Process.Pid) - before
+			fmt.Fprintf(&b, "| %s | %s | %v | %v | %.0f | %.1f | %.1f | %.1f | %d | %d%% | %s |\n", t.name, mix.name,
+				r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), r.perSec,
+				float64(r.p50)/float64(alone.p50), float64(r.p99)/float64(alone.p99), alone.perSec/max(r.perSec, 1), r.errs, cpu, setup)
+			time.Sleep(4 * time.Second) // the hostile's session locks and waiters go
+		}
+	}
+	return b.String()
+}
+
+func loadAvg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(data))[:3], " ")
+}

@@ -1,0 +1,48 @@
+package proxy
+
+import "fmt"
+
+// The bounds on session locks (max_session_locks_per_client and
+// max_session_locks_per_user): a SESSION acquire reserves its place before
+// its round, so a pipeline of them cannot overshoot; the place becomes the
+// booked lock's once granted (addAs) and is freed when it leaves the book
+// (dropLocked), however it leaves. Every lock in the book counts, whatever
+// booked it.
+
+// reserveSession takes a place for one more session lock of c (of user),
+// or answers which limit is reached. unreserve gives the reservation back
+// once the acquire ended, granted (the booked lock keeps its own place) or not.
+func (ss *sessions) reserveSession(c peer, user string) (unreserve func(), err error) {
+	lim := ss.s.opts.Limits
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.pending == nil {
+		ss.pending, ss.perUser = map[peer]int{}, map[string]int{}
+	}
+	switch {
+	case lim.MaxSessionLocksPerClient > 0 && len(ss.book[c])+ss.pending[c] >= lim.MaxSessionLocksPerClient:
+		return nil, respError(fmt.Sprintf("ERR too many session locks on this connection (max_session_locks_per_client %d)", lim.MaxSessionLocksPerClient))
+	case lim.MaxSessionLocksPerUser > 0 && ss.perUser[user] >= lim.MaxSessionLocksPerUser:
+		return nil, respError(fmt.Sprintf("ERR too many session locks for user %s (max_session_locks_per_user %d)", user, lim.MaxSessionLocksPerUser))
+	}
+	ss.pending[c]++
+	ss.perUser[user]++
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if ss.pending[c]--; ss.pending[c] <= 0 {
+			delete(ss.pending, c)
+		}
+		ss.countUser(user, -1)
+	}, nil
+}
+
+// countUser moves user's count of session locks by d; the caller holds ss.mu.
+func (ss *sessions) countUser(user string, d int) {
+	if ss.perUser == nil {
+		ss.perUser = map[string]int{}
+	}
+	if ss.perUser[user] += d; ss.perUser[user] <= 0 {
+		delete(ss.perUser, user)
+	}
+}
