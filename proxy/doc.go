@@ -36,9 +36,10 @@
 //	lockops.go, hashops.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; registered.go: operators' scripts, in their reply convention)
-//	state.go, request.go, scriptbook.go, options.go, limits.go, metrics.go, ...
+//	state.go, request.go, scriptbook.go, families.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
-//	               what, and where its key, owner and TTL are), tables
+//	               what, and where its key, owner and TTL are), the script families
+//	               (each served whole or refused at its acquire), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
 //	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
 //	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's
