@@ -103,7 +103,18 @@ var knownSHAsOnly = map[string]scriptKind{
 	"5a22d7e8431313862816d4416b5e46dd70fc340d": scriptBsmRefresh,             // bsm/redislock v0.10.0+ refresh (ARGV value, ms)
 	"9470c810040e272ee6c579d8d4331aaf6332a7b1": scriptBsmRelease,             // bsm/redislock v0.10.0+ release (ARGV value)
 	"66e1084c2d842a7e8c271925aae90219fac4e129": scriptBsmPTTL,                // bsm/redislock v0.10.0+ pttl (ARGV value)
+	redissonSpinUnlock323:                      scriptHashRelease,            // Redisson RSpinLock 3.23 unlock: no channel, no latch; 1, 0 or nil
+	redissonSpinUnlock352:                      scriptHashRelease,            // Redisson RSpinLock 3.52 unlock: latch in KEYS[2], its TTL in ARGV[3]; no channel
+	redissonSpinForceUnlock:                    scriptForceUnlock,            // Redisson RSpinLock forceUnlock (3.23, 3.52): DEL KEYS[1], 1/0, no channel
 }
+
+// RSpinLock's scripts (issue 26), checked against Redisson 3.23.4's and
+// 3.52.0's source; its lock() sends RLock 3.12.3-3.18's lock text.
+const (
+	redissonSpinUnlock323   = "5b9e58d1bcb8498e14aa1d5b49a1ca5b90748946"
+	redissonSpinUnlock352   = "73ac2729af29ea9a975f95e8097f7ee9a74cce3d"
+	redissonSpinForceUnlock = "51b433c3cc9a6ca991b3aefec63d23490c246318"
+)
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).
 // Their SHA1s are known before any client loads them, so EVALSHA works on a

@@ -43,9 +43,10 @@
 //	               scripts; registered.go: operators' scripts, in their reply convention)
 //	sessions.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
-//	state.go, request.go, selectdb.go, scriptbook.go, options.go, limits.go, metrics.go, ...
+//	state.go, request.go, selectdb.go, scriptbook.go, families.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
-//	               what, and where its key, owner and TTL are), tables
+//	               what, and where its key, owner and TTL are), the script families
+//	               (each served whole or refused at its acquire), tables
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
 //	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
 //	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's

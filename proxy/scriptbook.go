@@ -141,8 +141,17 @@ var versionSpecs = map[string]func(*spec){
 	sha1Hex(redissonUnlock):    func(s *spec) { s.latch, s.latchTTL = key(3), arg(5) }, // 3.24+: ARGV[4] is the publish command
 	sha1Hex(redissonUnlock310): func(s *spec) { s.absentReleased = true },
 	sha1Hex(sesamecareAcquire): func(s *spec) { s.dbFirst = true },
+	redissonSpinUnlock323:      spinUnlock,                                                            // KEYS[1], ARGV[1] lease, ARGV[2] owner
+	redissonSpinUnlock352:      func(s *spec) { spinUnlock(s); s.latch, s.latchTTL = key(2), arg(3) }, // and the latch
+	redissonSpinForceUnlock:    func(s *spec) { s.channel, s.message = pos{}, pos{} },
 	sha1Hex(sesamecareExtend):  func(s *spec) { s.dbFirst = true },
 	sha1Hex(sesamecareRelease): func(s *spec) { s.dbFirst = true },
+}
+
+// spinUnlock is RSpinLock's unlock: RLock's without the channel, the lease in
+// ARGV[1] and the owner in ARGV[2].
+func spinUnlock(s *spec) {
+	s.channel, s.message, s.ttl, s.owner = pos{}, pos{}, arg(1), arg(2)
 }
 
 // specFor is the spec of a known script: its kind's layout, with the

@@ -1,9 +1,15 @@
 package proxy
 
+import "strings"
+
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
 func (s *Server) cmdEval(c *request, args [][]byte) {
 	sha, sp, ok := s.scripts.recognise(c.tenant(), string(args[1]))
+	if err := refusedAcquires[sha]; err != nil {
+		c.writeErr(err) // the acquire of a family not served whole (families.go)
+		return
+	}
 	if !ok {
 		c.writeErr(unknownScript(sha))
 		return
@@ -14,6 +20,10 @@ func (s *Server) cmdEval(c *request, args [][]byte) {
 // cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
 // SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
 func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
+	if err := refusedAcquires[strings.ToLower(string(args[1]))]; err != nil {
+		c.writeErr(err)
+		return
+	}
 	sp, ok := s.scripts.bySHA(c.tenant(), string(args[1]))
 	if !ok {
 		c.writeErr(errNoScript)

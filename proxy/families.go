@@ -1,0 +1,175 @@
+package proxy
+
+import "fmt"
+
+// Script families (issue 26): the scripts of one client object in one
+// version, each with its role. A lock the proxy grants must be one the same
+// client can release (and renew, and force-release, where it does): a family
+// is served whole, or its acquire is refused with an error naming the object
+// and version, never granted half-served. TestFamiliesServedWhole walks
+// this table.
+
+// role is what a script does for its family.
+type role uint8
+
+const (
+	roleAcquire      role = iota + 1
+	roleRenew             // extend, refresh, touch, re-acquire one's own
+	roleRelease           // unlock by its owner
+	roleForceRelease      // unlock whoever holds it
+	roleRead              // the owner's TTL
+	roleLease             // set a held lock's TTL (RedissonMultiLock's expire)
+)
+
+func (r role) String() string {
+	return map[role]string{roleAcquire: "lock", roleRenew: "renew", roleRelease: "unlock",
+		roleForceRelease: "forceUnlock", roleRead: "pttl", roleLease: "lease"}[r]
+}
+
+// member is one script of a family by SHA1.
+type member struct {
+	sha  string
+	role role
+}
+
+// family is one client object in one version (range).
+type family struct {
+	object, version string
+	// nativeAcquire: the acquire is SET NX PX, always served.
+	nativeAcquire bool
+	// renews and forceRelease: the client has these, so the family needs them.
+	renews, forceRelease bool
+	members              []member
+	// gap, when set, says why a family that is not whole cannot be refused at
+	// its acquire (it shares it with a family that is served): a known defect.
+	gap string
+}
+
+func (f family) String() string { return f.object + " (" + f.version + ")" }
+
+func m(sha string, r role) member { return member{sha, r} }
+
+var (
+	rLock      = sha1Hex(redissonLock)
+	rLock312   = sha1Hex(redissonLock312)
+	rUnlock    = sha1Hex(redissonUnlock)
+	rUnlock322 = sha1Hex(redissonUnlock322)
+	rRenew     = sha1Hex(redissonRenew)
+	rBatch     = sha1Hex(redissonRenewBatch)
+	rForce     = sha1Hex(redissonForceUnlock)
+	rForceOld  = sha1Hex(redissonForceUnlockOld)
+)
+
+// families is every client object whose scripts the proxy knows.
+var families = []family{
+	{object: "redis-py Lock", version: "4-5", nativeAcquire: true, renews: true, members: []member{
+		m(sha1Hex(redisPyRelease), roleRelease), m(sha1Hex(redisPyExtend), roleRenew), m(sha1Hex(redisPyReacquire), roleRenew)}},
+	{object: "redsync Mutex", version: "v4", nativeAcquire: true, renews: true, members: []member{
+		m(sha1Hex(redsyncDelete), roleRelease), m(sha1Hex(redsyncTouch), roleRenew), m(sha1Hex(redsyncTouchSetNX), roleRenew)}},
+	{object: "bsm/redislock", version: "<0.10", renews: true, members: []member{
+		m(sha1Hex(bsmObtain), roleAcquire), m(sha1Hex(bsmRefresh), roleRenew), m(sha1Hex(bsmRelease), roleRelease), m(sha1Hex(bsmPTTL), roleRead)}},
+	{object: "bsm/redislock", version: "v0.10+", renews: true, members: []member{
+		m("eb0c00d98f6f33b4262419a509002884540f30be", roleAcquire), m("5a22d7e8431313862816d4416b5e46dd70fc340d", roleRenew),
+		m("9470c810040e272ee6c579d8d4331aaf6332a7b1", roleRelease), m("66e1084c2d842a7e8c271925aae90219fac4e129", roleRead)}},
+	{object: "node-redlock", version: "5", renews: true, members: []member{
+		m(sha1Hex(nodeRedlockAcquire), roleAcquire), m(sha1Hex(nodeRedlockExtend), roleRenew), m(sha1Hex(nodeRedlockRelease), roleRelease)}},
+	{object: "node-redlock", version: "4", renews: true, members: []member{
+		m(sha1Hex(nodeRedlock4Acquire), roleAcquire), m(sha1Hex(nodeRedlock4Extend), roleRenew), m(sha1Hex(nodeRedlock4Release), roleRelease)}},
+	{object: "@sesamecare-oss/redlock", version: "1", renews: true, members: []member{
+		m(sha1Hex(sesamecareAcquire), roleAcquire), m(sha1Hex(sesamecareExtend), roleRenew), m(sha1Hex(sesamecareRelease), roleRelease)}},
+	{object: "redis.io docs unlock (Jedis, Lettuce users)", version: "any", nativeAcquire: true, members: []member{
+		m(sha1Hex(docsUnlock), roleRelease), m(sha1Hex(unlockOneLineDQ), roleRelease), m(sha1Hex(unlockOneLineSQ), roleRelease)}},
+	{object: "ShedLock", version: "6.7-7.9", nativeAcquire: true, renews: true, members: []member{
+		m(sha1Hex(docsUnlockNewline), roleRelease), m("67256370c2d1c87e2250898075542b1a7fa5b917", roleRenew)}},
+	{object: "Spring Integration RedisLockRegistry", version: "5.4-7.1", renews: true, members: []member{
+		m("175897a4e379e99e79a54937be09226f76cdcfe5", roleAcquire), m("6d2bc6d16248df19e144841297222544e3c7800a", roleAcquire),
+		m("8426c8df41c64d8177dce3ecbbe9146ef3759cd2", roleAcquire),
+		m("f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2", roleRelease), m("356d97191f2b63031781ccc0e8e82f02e1995a90", roleRelease),
+		m("7a71e9443a2a41539fb115a5a27d5a748a871aed", roleRelease), m("b2dedc0ab01c17f9f20e3e6ddb62dcb6afbed0bd", roleRelease),
+		m("67aebbcba76d9674162e8906de1f669866f48e07", roleRelease), m("4d7192f70618a620282e427698f9cde890151e58", roleRelease),
+		m("c1ae6c899d164de076f40ffe82eba8fb8e27af6c", roleForceRelease), m("20b5c3728736e2367b496c16390f9df56916a76f", roleForceRelease),
+		m("879e0f7b8d83c3266d4e996627438c05dbda0b89", roleRenew)}},
+	{object: "Redisson RLock", version: "3.10.0-3.10.5", renews: true, members: []member{
+		m(sha1Hex(redissonLock310), roleAcquire), m(sha1Hex(redissonUnlock310), roleRelease), m(rRenew, roleRenew)}},
+	{object: "Redisson RLock", version: "3.12.3-3.18", renews: true, forceRelease: true, members: []member{
+		m(rLock312, roleAcquire), m(sha1Hex(redissonUnlock3106), roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
+	{object: "Redisson RLock", version: "3.19-3.21", renews: true, forceRelease: true, members: []member{
+		m(rLock, roleAcquire), m(sha1Hex(redissonUnlock3106), roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
+	{object: "Redisson RLock", version: "3.22-3.23", renews: true, forceRelease: true, members: []member{
+		m(rLock, roleAcquire), m(rUnlock322, roleRelease), m(rRenew, roleRenew), m(rForce, roleForceRelease)}},
+	{object: "Redisson RLock", version: "3.24-3.43", renews: true, forceRelease: true, members: []member{
+		m(rLock, roleAcquire), m(rUnlock, roleRelease), m(rRenew, roleRenew), m(rForce, roleForceRelease)}},
+	{object: "Redisson RLock", version: "3.44-3.52", renews: true, forceRelease: true, members: []member{
+		m(rLock, roleAcquire), m(rUnlock, roleRelease), m(rBatch, roleRenew), m(rForce, roleForceRelease)}},
+	{object: "Redisson RFencedLock", version: "3.23", renews: true, forceRelease: true, members: []member{
+		m(sha1Hex(redissonFencedLock), roleAcquire), m(sha1Hex(redissonFencedTryLock), roleAcquire),
+		m(rUnlock322, roleRelease), m(rRenew, roleRenew), m(rForce, roleForceRelease)}},
+	// RSpinLock locks with RLock 3.12.3-3.18's text and renews with RLock's
+	// watchdog scripts; its unlock and forceUnlock are its own.
+	{object: "Redisson RSpinLock", version: "3.23", renews: true, forceRelease: true, members: []member{
+		m(rLock312, roleAcquire), m(redissonSpinUnlock323, roleRelease), m(rRenew, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
+	{object: "Redisson RSpinLock", version: "3.52", renews: true, forceRelease: true, members: []member{
+		m(rLock312, roleAcquire), m(redissonSpinUnlock352, roleRelease), m(rBatch, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
+	// Objects seen from Redisson 3.52 that the proxy does not serve: their
+	// first script is refused naming them.
+	{object: "Redisson RFairLock", version: "3.52", members: []member{m("8f6ed299ffd259f0539c20f89253998c0777ea75", roleAcquire)}},
+	{object: "Redisson RReadWriteLock", version: "3.52", members: []member{
+		m("95553a6ff11176c18e71344e89d116b06fd6f753", roleAcquire), m("6306ba3bf1f563b284bed52d305fce615c6664d9", roleAcquire)}},
+	{object: "Redisson RSemaphore", version: "3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
+	{object: "Redisson RCountDownLatch", version: "3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},
+	// RedissonMultiLock with a lease takes its members with RLock's own lock
+	// script, then sets each one's TTL with RedissonExpirable's generic
+	// PEXPIRE script (3fd750e0), which names no owner.
+	{object: "Redisson RedissonMultiLock with a lease", version: "3.52", renews: true, forceRelease: true, members: []member{
+		m(rLock, roleAcquire), m("3fd750e0b43af99dbd223e5523718f18cded3664", roleLease), m(rUnlock, roleRelease),
+		m(rBatch, roleRenew), m(rForce, roleForceRelease)},
+		gap: "its members are taken with RLock's lock script, which cannot be told apart from an RLock's; its lease script is refused as unknown (issue 26)"},
+}
+
+// missing is the first thing family f lacks to be served whole: a role it
+// needs and has no member for, or a member the proxy does not serve.
+func (f family) missing(served func(sha string) bool) string {
+	has := map[role]bool{}
+	for _, mb := range f.members {
+		has[mb.role] = true
+		if !served(mb.sha) {
+			return fmt.Sprintf("its %s script %.8s… is not recognised", mb.role, mb.sha)
+		}
+	}
+	need := []role{roleRelease}
+	if f.renews {
+		need = append(need, roleRenew)
+	}
+	if f.forceRelease {
+		need = append(need, roleForceRelease)
+	}
+	for _, r := range need {
+		if !has[r] {
+			return fmt.Sprintf("it has no %s script", r)
+		}
+	}
+	return ""
+}
+
+// refusals are the acquire scripts of families not served whole, by SHA1,
+// with the error their calls get; a family with a gap is left out.
+func refusals(fams []family, served func(sha string) bool) map[string]error {
+	out := map[string]error{}
+	for _, f := range fams {
+		why := f.missing(served)
+		if why == "" || f.gap != "" {
+			continue
+		}
+		for _, mb := range f.members {
+			if mb.role == roleAcquire && out[mb.sha] == nil {
+				out[mb.sha] = respError(fmt.Sprintf("ERR redlock-proxy does not serve %s: %s; use RLock", f, why))
+			}
+		}
+	}
+	return out
+}
+
+func inBook(sha string) bool { return book[sha] != nil }
+
+// refusedAcquires is refusals of the table, fixed at start.
+var refusedAcquires = refusals(families, inBook)
