@@ -258,4 +258,13 @@
 // client round, not even on one node for the moment before its rollback
 // (TestRoundsRefuseReservedKeys; the proxy refuses such names first, with
 // a NOPERM reply).
+//
+// # Model
+//
+// model/mutex.pml is a Promela model of this package's acquire, release,
+// extend, rollback and restart quarantine (steps named after the functions
+// here: Engine_Acquire, Engine_Release, Engine_Extend, observe, counts);
+// model/model_test.go runs spin on it and shows that removing the padding or
+// the quarantine lets two clients hold the lock at once. model/README.md says
+// what is verified, with which bounds, and what is not modelled yet.
 package quorum
