@@ -275,4 +275,13 @@
 // key into its database only after refusing every name the client sent
 // under the prefix, so no client reaches another database's keys or the
 // engine's.
+//
+// # Model
+//
+// model/mutex.pml is a Promela model of this package's acquire, release,
+// extend, rollback and restart quarantine (steps named after the functions
+// here: Engine_Acquire, Engine_Release, Engine_Extend, observe, counts);
+// model/model_test.go runs spin on it and shows that removing the padding or
+// the quarantine lets two clients hold the lock at once. model/README.md says
+// what is verified, with which bounds, and what is not modelled yet.
 package quorum

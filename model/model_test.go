@@ -1,0 +1,100 @@
+package model
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// config is one spin run of a model: its -D flags and whether spin must
+// find an error (a mutant) or none.
+type config struct {
+	name, file string
+	flags      []string
+	mutant     bool
+	cc         []string // extra gcc flags: -DBITSTATE for a search too large to store
+}
+
+var configs = []config{
+	{"mutex_base", "mutex.pml", []string{"-DMAXT=4"}, false, nil},
+	{"mutex_drift", "mutex.pml", []string{"-DWITH_DRIFT", "-DMAXT=3"}, false, nil},
+	{"mutant_no_padding", "mutex.pml", []string{"-DWITH_DRIFT", "-DMAXT=3", "-DMUTANT_NO_PADDING"}, true, nil},
+	{"mutant_no_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DMAXT=3", "-DMUTANT_NO_QUARANTINE"}, true, nil},
+	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
+	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
+}
+
+var (
+	errorsRe = regexp.MustCompile(`errors: (\d+)`)
+	statesRe = regexp.MustCompile(`(\d+) states, stored`)
+	depthRe  = regexp.MustCompile(`depth reached (\d+)`)
+)
+
+// tools skips (or, on CI, fails) when spin or gcc is missing.
+func tools(t *testing.T) {
+	for _, tool := range []string{"spin", "gcc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("%s is missing: the protocol model cannot be checked (apt-get install spin gcc)", tool)
+			}
+			t.Skipf("!!! %s is missing: THE PROTOCOL MODEL WAS NOT CHECKED (apt-get install spin gcc) !!!", tool)
+		}
+	}
+}
+
+func TestModel(t *testing.T) {
+	tools(t)
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := filepath.Abs(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, dir, "spin", append(append([]string{"-a"}, c.flags...), src)...)
+			cc, pan := []string{"-O2", "-w", "-DSAFETY", "-DCOLLAPSE"}, []string{"-m100000", "-c1"}
+			if len(c.cc) > 0 {
+				cc, pan = append([]string{"-O2", "-w", "-DSAFETY"}, c.cc...), []string{"-m400", "-w27", "-c1"}
+			}
+			run(t, dir, "gcc", append(cc, "-o", "pan", "pan.c")...)
+			out := run(t, dir, "./pan", pan...)
+			m := errorsRe.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("pan printed no error count:\n%s", out)
+			}
+			states, depth := find(statesRe, out), find(depthRe, out)
+			switch {
+			case c.mutant && m[1] == "0":
+				t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
+			case c.mutant:
+				trail, _ := os.ReadFile(filepath.Join(dir, "mutex.pml.trail"))
+				t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
+			case m[1] != "0":
+				t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)
+			default:
+				t.Logf("verified, exhaustive: 0 errors, %s states, depth %s", states, depth)
+			}
+		})
+	}
+}
+
+func find(re *regexp.Regexp, s string) string {
+	if m := re.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return "?"
+}
+
+func run(t *testing.T, dir, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil && name != "./pan" {
+		t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+	}
+	return string(out)
+}
