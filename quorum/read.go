@@ -73,8 +73,14 @@ wait:
 			errs[a.node] = a.reply.Err
 			continue
 		}
-		answers = append(answers, a)
 		v := a.reply.Entry
+		if !v.Found && !e.counts(a.node, time.Now()) {
+			// A node in restart quarantine lost its keys: its "absent" says
+			// nothing of a lock written before, so it is no answer.
+			errs[a.node] = e.quarantineErr(a.node)
+			continue
+		}
+		answers = append(answers, a)
 		if !v.Found {
 			absent++
 		} else {
@@ -100,6 +106,15 @@ wait:
 		return Entry{}, e.readError(answers, errs)
 	}
 	return Entry{}, nil
+}
+
+// quarantineErr says why node i may not count now.
+func (e *Engine) quarantineErr(i int) error {
+	why, young := e.quarantine(i, time.Now())
+	if why == "" {
+		why = "quarantined: it may have lost locks"
+	}
+	return &QuarantineError{Why: why, Young: young}
 }
 
 func (e *Engine) readError(answers []answer, errs []error) *RoundError {

@@ -59,3 +59,47 @@ func TestReleaseAfterRestartIsNotNotHeld(t *testing.T) {
 		t.Fatalf("Release of a lock nobody holds = %v; want ErrNotHeld", err)
 	}
 }
+
+// TestReadAfterRestartIsNotAbsent: the same thinned lock (copies on two of
+// five nodes, a third restarted empty) read by quorum: the restarted node's
+// "absent" proves nothing, so the read (GET, PTTL, LOCK.TOKEN) answers
+// NOQUORUM, not "no such lock" to its holder (the nemesis's 30-minute soak,
+// seed 3001: LOCK.TOKEN answered nil to a holder inside its window).
+func TestReadAfterRestartIsNotAbsent(t *testing.T) {
+	fs, nodes := fakes(5)
+	e := newEngine(t, nodes)
+	if _, err := e.Acquire(t.Context(), "k", "v", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the grant's writes all landed", func() bool {
+		for _, f := range fs {
+			if _, held := f.get("k"); !held {
+				return false
+			}
+		}
+		return true
+	})
+	for _, f := range fs[3:] {
+		f.mu.Lock()
+		delete(f.data, "k")
+		f.mu.Unlock()
+	}
+	fs[0].restart(false)
+	waitFor(t, "node0 in restart quarantine", func() bool { return !e.counts(0, time.Now()) })
+	for name, read := range map[string]func() (Entry, error){
+		"Read":    func() (Entry, error) { return e.Read(t.Context(), "k") },
+		"TokenOf": func() (Entry, error) { return e.TokenOf(t.Context(), "k") },
+	} {
+		v, err := read()
+		if err == nil && !v.Found {
+			t.Fatalf("%s of a lock held on 2 intact nodes and a restarted one = not found; want NOQUORUM", name)
+		}
+		if err != nil && !errors.Is(err, ErrNoQuorum) {
+			t.Fatalf("%s = %v; want NOQUORUM", name, err)
+		}
+	}
+	// A lock nobody holds still reads as absent from the intact nodes.
+	if v, err := e.Read(t.Context(), "nobody"); err != nil || v.Found {
+		t.Fatalf("Read of a free key = %+v, %v; want not found", v, err)
+	}
+}

@@ -287,6 +287,11 @@ func (t *round) roundError(kind RoundKind, reason error) *RoundError {
 	for i, v := range t.votes {
 		switch v {
 		case no:
+			if kind == RoundExtend && t.counts != nil && (t.hopeless[i] || !t.counts(i)) {
+				// Its "absent" did not count (trustedNo): say why.
+				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.quarantineWhy(i)})
+				continue
+			}
 			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: errString(negative)})
 		case failed, skipped:
 			errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.errs[i]})
