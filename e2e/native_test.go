@@ -118,7 +118,7 @@ func TestNativeLocks(t *testing.T) {
 
 	for args, want := range map[string]string{
 		"LOCK.ACQUIRE k o 0":            "ERR invalid expire time in 'lock.acquire' command",
-		"LOCK.ACQUIRE k o 1000 WAIT -1": "ERR WAIT takes milliseconds from 0 to 86400000",
+		"LOCK.ACQUIRE k o 1000 WAIT -1": "ERR WAIT takes milliseconds from 0 to 300000 (max_wait)",
 		"LOCK.ACQUIRE k o 1000 WAIT":    "ERR syntax error",
 		"LOCK.ACQUIRE k o 1000 SESSION": "ERR a SESSION lock needs ttl-ms of at least 1500",
 		"LOCK.ACQUIRE k o 9000 FOREVER": "ERR syntax error",
