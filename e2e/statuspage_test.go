@@ -50,7 +50,7 @@ func TestStatusPageInChromium(t *testing.T) {
 	// A waiter for job:2, on its own connection, until the test ends.
 	waiter := h.Client(auth, func(o *redis.Options) { o.PoolSize = 1; o.ReadTimeout = -1 })
 	go func() {
-		_ = waiter.Do(context.Background(), "LOCK.ACQUIRE", "job:2", "patient", 10000, "WAIT", 600000).Err()
+		_ = waiter.Do(context.Background(), "LOCK.ACQUIRE", "job:2", "patient", 10000, "WAIT", 240000).Err()
 	}()
 	harness.Eventually(t, "the waiter waits", func() bool { return infoField(t, admin, "clients", "blocked_clients") == "1" })
 
