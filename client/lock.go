@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -84,7 +85,8 @@ func (l *Lock) Release(ctx context.Context) error {
 func (l *Lock) do(ctx context.Context, args ...any) *redis.Cmd {
 	if s := l.sess; s != nil && !s.ended() {
 		cmd := s.conn.Do(ctx, args...)
-		if !errors.Is(cmd.Err(), redis.ErrClosed) {
+		// Closed under it by a Release beside it: ask through the pool.
+		if err := cmd.Err(); !errors.Is(err, redis.ErrClosed) && !(errors.Is(err, net.ErrClosed) && s.ended()) {
 			return cmd
 		}
 	}

@@ -121,6 +121,36 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	return "", false
 }
 
+// mayHaveLostKeys reports whether node i is in restart quarantine because
+// it may have lost keys (it started or restarted within the window, lacks
+// the marker the others carry, or restarted and the others were not read
+// since), the cases of quarantine that say so: its "absent" says nothing of
+// a lock written before. A node only waiting for its identity or for its
+// max-TTL record has lost nothing known, and a read counts its answers.
+func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
+	if !e.opts.Quarantine {
+		return false
+	}
+	h := e.health[i]
+	h.mu.Lock()
+	dup, known, persistent, since, restarted := h.dupOf, h.known, h.persistent, h.since, h.restarted
+	intact, firstSeen := h.intact, h.firstSeen
+	h.mu.Unlock()
+	if dup != "" || !known || persistent {
+		return false
+	}
+	window := e.QuarantineWindow()
+	switch {
+	case now.Before(since.Add(window)):
+		return e.quarantineLeft(i, now) != "" // unless its marker vouches for it
+	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
+		return true
+	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
+		return true
+	}
+	return false
+}
+
 // othersIntact counts the nodes other than i that carry their run's marker.
 func (e *Engine) othersIntact(i int) int {
 	n := 0

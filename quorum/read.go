@@ -74,7 +74,7 @@ wait:
 			continue
 		}
 		v := a.reply.Entry
-		if !v.Found && !e.counts(a.node, time.Now()) {
+		if !v.Found && e.mayHaveLostKeys(a.node, time.Now()) {
 			// A node in restart quarantine lost its keys: its "absent" says
 			// nothing of a lock written before, so it is no answer.
 			errs[a.node] = e.quarantineErr(a.node)
