@@ -65,7 +65,16 @@ func (l *Lock) TTL(ctx context.Context) (time.Duration, error) {
 // Refresh sets the lock's TTL to ttl from now; ErrLockNotHeld when it was
 // lost (expired, or taken over). The token stays the same.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
-	return l.held(l.do(ctx, "LOCK.EXTEND", l.key, l.owner, ttl.Milliseconds()).Int64())
+	// A session lock whose connection is gone is being released by the
+	// proxy: extending it through another connection would only race that.
+	if l.sess != nil && l.sess.ended() {
+		return ErrLockNotHeld
+	}
+	n, err := l.do(ctx, "LOCK.EXTEND", l.key, l.owner, ttl.Milliseconds()).Int64()
+	if err != nil && l.sess != nil && l.sess.ended() && errors.Is(err, net.ErrClosed) {
+		return ErrLockNotHeld // its connection closed under it (a Release beside it)
+	}
+	return l.held(n, err)
 }
 
 // Release gives the lock up; ErrLockNotHeld when it was already lost. A
@@ -85,8 +94,7 @@ func (l *Lock) Release(ctx context.Context) error {
 func (l *Lock) do(ctx context.Context, args ...any) *redis.Cmd {
 	if s := l.sess; s != nil && !s.ended() {
 		cmd := s.conn.Do(ctx, args...)
-		// Closed under it by a Release beside it: ask through the pool.
-		if err := cmd.Err(); !errors.Is(err, redis.ErrClosed) && !(errors.Is(err, net.ErrClosed) && s.ended()) {
+		if !errors.Is(cmd.Err(), redis.ErrClosed) {
 			return cmd
 		}
 	}
