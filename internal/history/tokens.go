@@ -80,7 +80,7 @@ func (k *keyHistory) answers() []Anomaly {
 				continue
 			}
 			for _, w := range h.windows {
-				if w.start <= op.Invoke && op.Return <= w.end {
+				if w.start <= op.Invoke && op.Return < w.end { // at its end it may already be gone
 					out = append(out, k.anomaly(string(op.Kind)+"-refused-holder", []int{w.op, i}, "%s by %s answered not held at %s inside its window (%s to %s)",
 						op.Kind, op.Owner, d(op.Return), d(w.start), endString(w.end)))
 					break
