@@ -45,7 +45,7 @@ func keysOf(op quorum.Op) []string {
 			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
 		}
 		return keys
-	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel:
+	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel, quorum.OpReattach:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire: // refused while waiters queue
 		if op.Aux != "" {
@@ -96,13 +96,18 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
 	case quorum.OpDelIfEq:
+		if op.Round != "" {
+			return script(delIfEqScript, op.Value, op.Round)
+		}
 		return script(delIfEqScript, op.Value)
 	case quorum.OpPExpireIfEq:
-		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad))
+		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad), "")
+	case quorum.OpReattach:
+		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
 	case quorum.OpRenew:
-		args := make([]any, 0, 3*len(*op.Leases)+1)
+		args := make([]any, 0, 4*len(*op.Leases)+1)
 		for _, l := range *op.Leases {
-			args = append(args, l.Value, ms(l.TTL), ms(l.Pad))
+			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round)
 		}
 		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...) // restore, noted with this lock-delay
 	case quorum.OpRead:

@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,5 +108,64 @@ func TestLockDelayAgainstRedis(t *testing.T) {
 	}
 	if d := time.Duration(ttls[0]-ttls[1]) * time.Millisecond; d > 5*time.Millisecond || d < -5*time.Millisecond {
 		t.Fatalf("note outlives an undelayed lock by %v", d)
+	}
+}
+
+// TestReattachAgainstRedis: OpReattach extends the holder's lock and notes
+// the new round, keeping its token and its lock-delay lead; from then on a
+// renewal or a release that names the old round leaves the lock alone, and
+// ones that name the new round reach it. A restore notes its lease's round.
+func TestReattachAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	ctx := t.Context()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 2 * time.Second, Round: "old", Pad: 2 * time.Millisecond,
+		Aux: quorum.TokenKey, AuxTTL: 10 * time.Second}); !r.OK || r.Token == 0 {
+		t.Fatalf("fenced SetNX = %+v", r)
+	}
+	token := s.Client().Get(ctx, quorum.MetaKey("k")).Val()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "other", TTL: time.Minute, Round: "new"}); r.OK {
+		t.Fatalf("another owner's re-attach = %+v; want refused", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new"}); !r.OK || r.Err != nil {
+		t.Fatalf("re-attach = %+v", r)
+	}
+	note := s.Client().Get(ctx, quorum.MetaKey("k")).Val()
+	if _, tok, _ := strings.Cut(token, " 2 "); note != "new 3 "+tok {
+		t.Fatalf("note after re-attach = %q (before: %q); want the new round, the new padding, the same token", note, token)
+	}
+	if lead := s.Client().PTTL(ctx, quorum.MetaKey("k")).Val() - s.Client().PTTL(ctx, "k").Val(); lead < 9*time.Second {
+		t.Fatalf("the note outlives the key by %v after re-attach; want the 10s lock-delay kept", lead)
+	}
+	renew := func(round string) bool {
+		leases := []quorum.Lease{{Key: "k", Value: "me", TTL: 30 * time.Second, Round: round}}
+		r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases})
+		if r.Err != nil || r.Each == nil {
+			t.Fatalf("renew = %+v", r)
+		}
+		return (*r.Each)[0]
+	}
+	if renew("old") {
+		t.Fatal("a renewal naming the old round extended the re-attached lock")
+	}
+	if ttl := s.Client().PTTL(ctx, "k").Val(); ttl < 50*time.Second {
+		t.Fatalf("the old round's renewal shortened the lock to %v", ttl)
+	}
+	if !renew("new") || !renew("") {
+		t.Fatal("a renewal naming the new round, or none, was refused")
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "k", Value: "me", Fair: true, Round: "old"}); r.OK {
+		t.Fatalf("a release naming the old round = %+v; want the lock left alone", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "k", Value: "me", Fair: true, Round: "new"}); !r.OK {
+		t.Fatalf("a release naming the new round = %+v", r)
+	}
+	// A restore (key and note absent) notes the lease's round.
+	leases := []quorum.Lease{{Key: "r", Value: "me", TTL: 30 * time.Second, Pad: 4 * time.Millisecond, Round: "mine"}}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: time.Second}); r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	if note := s.Client().Get(ctx, quorum.MetaKey("r")).Val(); note != "mine 4 0" {
+		t.Fatalf("a restored lock's note = %q; want its lease's round", note)
 	}
 }

@@ -16,6 +16,8 @@ var (
 	delIfEqLua string
 	//go:embed scripts/pexpireifeq.lua
 	pexpireIfEqLua string
+	//go:embed scripts/reattach.lua
+	reattachLua string
 	//go:embed scripts/getpttl.lua
 	getPTTLLua string
 	//go:embed scripts/hashacquire.lua
@@ -53,6 +55,7 @@ var (
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
+	reattachScript     = redis.NewScript(reattachLua)
 	getPTTLScript      = redis.NewScript(getPTTLLua)
 	hashAcquireScript  = redis.NewScript(hashAcquireLua)
 	hashReleaseScript  = redis.NewScript(hashReleaseLua)

@@ -253,7 +253,10 @@ func (c *client) dispatch(r *request, args [][]byte) {
 func (s *Server) execute(c *request, cmd *command, args [][]byte) {
 	if cmd.concurrent() {
 		s.metrics.inflight.Add(1)
-		defer s.metrics.inflight.Add(-1)
+		defer func() {
+			s.metrics.inflight.Add(-1)
+			s.metrics.roundsDone.Add(1)
+		}()
 	}
 	mark := len(c.wr.Buffer())
 	defer func() {

@@ -62,6 +62,7 @@ func outcomeOf(err error) outcome {
 type Metrics struct {
 	rounds      [nKinds][nOutcomes]atomic.Int64
 	inflight    atomic.Int64
+	roundsDone  atomic.Int64 // rounds (lock and read commands) ended, answered or not
 	connections atomic.Int64 // accepted, all time
 	rejected    atomic.Int64
 	commands    atomic.Int64

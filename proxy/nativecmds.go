@@ -15,7 +15,8 @@ import (
 // own (every Redis client can, through its generic call): each grant comes
 // with a fencing token, by quorum, larger than every token before it.
 //
-//	LOCK.ACQUIRE key owner ttl-ms [WAIT ms] [SESSION]  -> the token, or nil when another owner holds the lock (past WAIT)
+//	LOCK.ACQUIRE key owner ttl-ms [WAIT ms] [SESSION]  -> the token, or nil when another owner holds the lock (past WAIT);
+//	                                                     with SESSION, by the holder: re-attaches it (reattach.go)
 //	LOCK.EXTEND key owner ttl-ms   -> 1, or 0 when owner does not hold it
 //	LOCK.RELEASE key owner         -> 1, or 0 when owner does not hold it
 //	LOCK.TOKEN key [owner]         -> the holder's token (when given, owner's), or nil
@@ -31,7 +32,8 @@ type commandDoc struct{ name, summary string }
 
 var nativeDocs = []commandDoc{
 	{"lock.acquire", "LOCK.ACQUIRE key owner ttl-ms [WAIT ms] [SESSION]: takes the lock by quorum; the fencing token, or nil " +
-		"when another owner holds it (past WAIT ms in the key's fair queue). SESSION: renewed while this connection is open, released when it closes"},
+		"when another owner holds it (past WAIT ms in the key's fair queue). SESSION: renewed while this connection is open, released when it closes; sent by the lock's holder, it re-attaches the lock to this connection " +
+		"and answers its token (after a replica's graceful shutdown left it to its TTL)"},
 	{"lock.extend", "LOCK.EXTEND key owner ttl-ms: sets the TTL of owner's lock; 1, or 0 when owner does not hold it"},
 	{"lock.release", "LOCK.RELEASE key owner: releases owner's lock and wakes its waiters; 1, or 0 when owner does not hold it"},
 	{"lock.token", "LOCK.TOKEN key [owner]: the fencing token of the lock's holder (owner's, when given), or nil; a lock taken with SET NX PX gets one at its first read"},
@@ -111,7 +113,9 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 	case err == nil:
 		s.granted(c, a, g)
 	case errors.Is(err, quorum.ErrTaken):
-		c.writeNull()
+		if !a.session || !s.reattach(c, a) {
+			c.writeNull()
+		}
 	default:
 		c.writeErr(err)
 	}
@@ -122,7 +126,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
 	// The window opened when the granting round began (after a WAIT, long
 	// after the request arrived): ReplyBy is its end less min_validity.
-	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()))
+	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()), g.Round)
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()

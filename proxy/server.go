@@ -134,22 +134,39 @@ func (s *Server) stopAccepting() {
 // then closes every connection. If ctx ends first, it closes what is left and
 // returns ctx's error. Rounds cut off that way still run to their end in the
 // engine (a rollback is never abandoned); only their replies are lost.
+//
+// Session locks (LOCK.ACQUIRE ... SESSION, and connection-bound SET NX) are
+// not released: they are left to their TTL, and their holders re-attach them
+// on another replica, so that a rolling upgrade loses no lock. The last line
+// it logs counts the rounds finished and cut off, and the locks left.
 func (s *Server) Shutdown(ctx context.Context) error {
+	doneBefore := s.metrics.roundsDone.Load()
+	s.leaving.Store(true)
 	s.stopAccepting()
 	done := make(chan struct{})
 	go func() {
 		s.conns.Wait()
 		close(done)
 	}()
-	defer s.sessions.shutdown() // after the connections released their session locks
+	var err error
+	var cut int64
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
+		cut = s.metrics.inflight.Load()
 		s.closeAll()
 		<-done
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	s.sessions.shutdown() // after every connection left its session locks
+	finished := s.metrics.roundsDone.Load() - doneBefore - cut
+	attrs := []any{"rounds_finished", finished, "rounds_cut_off", cut, "session_locks_left_to_expire", s.sessions.left.Load()}
+	if err != nil {
+		s.opts.logger.Warn("shut down: the grace period ended; closed the remaining connections", append(attrs, "err", err)...)
+	} else {
+		s.opts.logger.Info("shut down", attrs...)
+	}
+	return err
 }
 
 // Close stops accepting and closes every connection at once.

@@ -36,6 +36,10 @@ type sessionLock struct {
 	ttl   time.Duration
 	until time.Time // its window ends: the last grant's arrival plus ttl
 	user  string    // whose budget it counts in (sessionlimits.go)
+	// round is the round its grant (or re-attach) noted beside the lock:
+	// its renewals and its release at close reach the lock only while the
+	// nodes still name it (the holder may have re-attached it elsewhere).
+	round string
 }
 
 // sessions is the server's book of session locks and their renewer.
@@ -53,6 +57,7 @@ type sessions struct {
 	renewing sync.RWMutex
 
 	renewals, renewed, lost, released atomic.Int64
+	left                              atomic.Int64 // left to their TTL by a graceful shutdown
 
 	lossLog lossLog        // rate-limits the lost-lock warnings
 	pending map[peer]int   // session acquires under way, per connection (sessionlimits.go)
@@ -67,12 +72,12 @@ func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 // renewer if it is not running.
 //
 //lint:ignore U1000 the booking API other lock kinds share (addAs names the user)
-func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time) {
-	ss.addAs(c, "", id, ttl, until)
+func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time, round string) {
+	ss.addAs(c, "", id, ttl, until, round)
 }
 
 // addAs is add for a lock counted in user's budget.
-func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time) {
+func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time, round string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
@@ -86,7 +91,7 @@ func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration,
 	if old := mine[id]; old != nil {
 		ss.countUser(old.user, -1)
 	}
-	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user, round: round}
 	ss.countUser(user, 1)
 	if ss.stop == nil && !ss.stopped {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -138,7 +143,10 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 }
 
 // closed releases every session lock of a connection that closed, and
-// returns once each release round ended.
+// returns once each release round ended. During a graceful shutdown it
+// leaves them to their TTL instead: their holders re-attach them on another
+// replica (LOCK.ACQUIRE ... SESSION by the holder, reattach.go), so a
+// rolling upgrade loses no lock.
 func (ss *sessions) closed(c peer) {
 	ss.mu.Lock()
 	var mine []*sessionLock
@@ -152,6 +160,10 @@ func (ss *sessions) closed(c peer) {
 	if len(mine) == 0 {
 		return
 	}
+	if ss.s.leaving.Load() {
+		ss.left.Add(int64(len(mine)))
+		return
+	}
 	ss.awaitRenewal() // see drop
 	ctx, cancel := context.WithTimeout(context.Background(), ss.s.opts.WriteTimeout)
 	defer cancel()
@@ -161,10 +173,17 @@ func (ss *sessions) closed(c peer) {
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			err := ss.s.releaseFair(ctx, l.id.key, l.id.owner)
+			err := ss.s.releaseRound(ctx, l.id.key, l.id.owner, l.round)
 			ss.s.metrics.observe(kindRelease, start, err, 0)
-			if err == nil {
+			switch {
+			case err == nil:
 				ss.released.Add(1)
+				return
+			case errors.Is(err, quorum.ErrNotHeld):
+				// Gone, or its holder re-attached it elsewhere (the nodes
+				// name another round now): not this connection's to release.
+				ss.s.opts.logger.Debug("a session lock of a closed connection was no longer held by its round; nothing released",
+					ss.s.sessionAttrs(l, err)...)
 				return
 			}
 			ss.s.opts.logger.Warn("releasing a session lock of a closed connection failed; it expires with its TTL",
@@ -213,7 +232,7 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	ss.mu.Unlock()
 	due = fairOrder(due)
 	for _, l := range due {
-		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl})
+		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl, Round: l.round})
 	}
 	if len(due) == 0 {
 		ss.renewing.Unlock()

@@ -41,6 +41,7 @@ type Server struct {
 	listeners map[net.Listener]struct{}
 	clients   map[*client]struct{}
 	closing   atomic.Bool
+	leaving   atomic.Bool // a graceful shutdown: session locks are left to their TTL
 	conns     sync.WaitGroup
 	nextID    atomic.Int64
 

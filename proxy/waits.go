@@ -85,6 +85,8 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 			s.leaveQueue(a, queued)
 			c.writeErr(err)
 			return
+		case !queued && a.session && s.reattach(c, a):
+			return // its holder re-attached it
 		case !queued:
 			if err := s.engine.Enqueue(ctx, a.key, a.owner, s.waitLease()); err != nil {
 				c.writeErr(err)
@@ -144,6 +146,17 @@ func (s *Server) leaveQueue(a acquireArgs, queued bool) {
 // releaseFair releases a native lock and wakes its waiters, if any.
 func (s *Server) releaseFair(ctx context.Context, key, owner string) error {
 	waiters, err := s.engine.ReleaseFair(ctx, key, owner)
+	if waiters {
+		s.bus.Notify(waitChannel(key), "released")
+	}
+	return err
+}
+
+// releaseRound is releaseFair for a session lock whose connection closed:
+// only while the nodes still name the round its connection booked (its
+// holder may have re-attached it elsewhere: then it is not released).
+func (s *Server) releaseRound(ctx context.Context, key, owner, round string) error {
+	waiters, err := s.engine.ReleaseRound(ctx, key, owner, round)
 	if waiters {
 		s.bus.Notify(waitChannel(key), "released")
 	}

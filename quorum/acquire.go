@@ -120,6 +120,21 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value}, ttl)
 }
 
+// Reattach is Extend for the holder of a session lock that reconnected
+// (to this replica or another) and takes it over: it also notes a new round
+// as the lock's writer where it extends it (keeping its token), and the
+// Grant carries that round for the new connection's renewals and release
+// (Lease.Round, ReleaseRound). The renewals and the release at close of the
+// connection that held it before name the old round: they no longer reach
+// it, so a connection that closes late cannot delete the lock its holder
+// now holds through another, nor shorten it.
+func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+}
+
 // Overwrite sets key to value with ttl (padded) on every node where key is
 // a lock (a string with a TTL), whoever holds it: SET XX PX, by which
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
@@ -238,7 +253,7 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 func (e *Engine) verdict(r *timedRound, kind RoundKind) (Grant, *RoundError) {
 	switch {
 	case r.nYes >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity:
-		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, nil
+		return Grant{Validity: r.ttl - r.elapsed, Votes: r.nYes, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity), Round: r.id}, nil
 	case r.nYes >= e.quorum:
 		rerr := r.roundError(kind, ErrValiditySpent)
 		rerr.Spent = r.elapsed

@@ -142,6 +142,10 @@ type Grant struct {
 	// (on the monotonic clock, from the request's arrival): a reply that
 	// says "granted" must be written before it, or the grant revoked.
 	ReplyBy time.Time
+	// Round is the round id an acquire or a re-attach noted beside the
+	// lock on the nodes ("" for an extend): a session lock's renewals and
+	// its release at close name it (Lease.Round, ReleaseRound).
+	Round string
 
 	revoke func()
 }

@@ -120,11 +120,24 @@ func (f *fakeNode) extend(l Lease) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e, ok := f.data[l.Key]
-	if !ok || e.value != l.Value || time.Until(e.expiry) <= e.pad {
-		return false // not held, or the holder's window is over
+	if !ok || e.value != l.Value || time.Until(e.expiry) <= e.pad || l.Round != "" && e.round != l.Round {
+		return false // not held, or the holder's window is over, or not this round's
 	}
 	f.setTTLs = append(f.setTTLs, l.TTL)
 	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token, note: e.note}
+	return true
+}
+
+// reattach is OpReattach: extend, then note round as the lock's writer.
+func (f *fakeNode) reattach(op Op) bool {
+	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}) {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	e := f.data[op.Key]
+	e.round = op.Round
+	f.data[op.Key] = e
 	return true
 }
 
@@ -220,7 +233,7 @@ func (f *fakeNode) callCount(op string) int {
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
-	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew",
+	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach",
 	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
@@ -307,6 +320,9 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if op.Round != "" && f.data[op.Key].round != op.Round {
+			return Reply{}
+		}
 		delete(f.data, op.Key)
 		if op.Fair {
 			q := f.queueLocked(op.Key)
@@ -320,6 +336,8 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		return f.applyQueue(op)
 	case OpPExpireIfEq:
 		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad})}
+	case OpReattach:
+		return Reply{OK: f.reattach(op)}
 	case OpRenew:
 		each := make([]bool, len(*op.Leases))
 		for i, l := range *op.Leases {

@@ -75,7 +75,7 @@ type OpKind uint8
 // The single-node operations a round is made of.
 const (
 	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set. With Aux (a token counter): also INCR it, noting the count beside the lock and Round as its writer; Token: the count
-	OpDelIfEq                       // delete Key if it holds Value; OK: deleted
+	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round); OK: deleted
 	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open; OK: done
 	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
@@ -91,7 +91,7 @@ const (
 	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
-	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored), restoring a lease where its key and note are both absent (the restore is not counted; its note outlives the key by AuxTTL, the lock-delay); Each: per lease, extended
+	OpRenew // extend each of Leases as OpPExpireIfEq does (Key, Value, TTL and Pad ignored; a Lease with a Round only where the lock's note names it), restoring a lease where its key and note are both absent (the restore is not counted; its note outlives the key by AuxTTL, the lock-delay); Each: per lease, extended
 
 	// OpFixToken raises counter Key to at least N as OpRaise does and, where
 	// lock Aux holds Value written by Round and has no token yet, fixes N
@@ -111,6 +111,13 @@ const (
 	// Key the lock, Value the waiter, TTL the lease (OpQueueBeat's). Each:
 	// per lease, whether the waiter is still queued there.
 	OpQueueBeats
+
+	// OpReattach is OpPExpireIfEq that also notes Round as the lock's
+	// writer (keeping its token): the lock moves to the connection that
+	// re-attached it, and the renewals and the release at close of the
+	// connection that booked it before, which name their own round, no
+	// longer reach it. OK: done.
+	OpReattach
 )
 
 // Op is one single-node operation.

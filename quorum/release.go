@@ -28,6 +28,18 @@ func (e *Engine) ReleaseFair(ctx context.Context, key, value string) (waiters bo
 	return e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value, Fair: true})
 }
 
+// ReleaseRound is ReleaseFair for a session lock released because its
+// connection closed: it deletes key only where it holds value and its note
+// names round, the grant's or re-attach's the connection booked
+// (Grant.Round). A lock its holder re-attached through another connection
+// (Reattach) is left alone; the caller hears ErrNotHeld.
+func (e *Engine) ReleaseRound(ctx context.Context, key, value, round string) (waiters bool, err error) {
+	if err := reservedKey(key); err != nil {
+		return false, err
+	}
+	return e.release(ctx, Op{Kind: OpDelIfEq, Key: key, Value: value, Fair: true, Round: round})
+}
+
 func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 	unlock, err := e.keys.lock(ctx, op.Key, op.Value)
 	if err != nil {

@@ -8,9 +8,14 @@ import (
 
 // Lease is one lock of a batched renewal (Renew): Key held by Value, to be
 // extended to TTL. In an OpRenew the engine gives TTL padded and Pad set.
+// With a Round (Grant.Round of the grant or re-attach its holder booked),
+// it is extended only where the lock's note names that round, and a restore
+// notes it: a lock its holder re-attached elsewhere (Reattach) is no longer
+// this renewer's.
 type Lease struct {
 	Key, Value string
 	TTL, Pad   time.Duration
+	Round      string
 }
 
 // maxLeasesPerOp bounds one renewal script on a backend: Redis runs a
@@ -62,7 +67,7 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 			shortest = l.TTL
 		}
 		p := e.PaddedTTL(l.TTL)
-		padded[i] = Lease{Key: l.Key, Value: l.Value, TTL: p, Pad: p - l.TTL}
+		padded[i] = Lease{Key: l.Key, Value: l.Value, TTL: p, Pad: p - l.TTL, Round: l.Round}
 	}
 	if shortest == 0 {
 		return errs

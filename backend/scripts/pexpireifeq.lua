@@ -1,22 +1,24 @@
 -- Compare-and-extend, for each lock i (one or many: a session's batched renewal): set
--- KEYS[2i-1]'s TTL to ARGV[3i-1] ms only while it holds ARGV[3i-2] and its holder's window
+-- KEYS[2i-1]'s TTL to ARGV[4i-2] ms only while it holds ARGV[4i-3] and its holder's window
 -- is still open. The key's TTL was padded for clock drift by the amount its note KEYS[2i]
 -- ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
--- window is over, as on one Redis the key would be gone. The note then records ARGV[3i],
+-- window is over, as on one Redis the key would be gone. With a round ARGV[4i] (a session
+-- lock's renewal), only while the note names that round: a lock its holder re-attached
+-- elsewhere (reattach.lua) is no longer this renewer's. The note then records ARGV[4i-1],
 -- the new padding, keeps a fenced lock's token, and keeps outliving the key by as much
 -- as it did (a lock-delay). With one more ARGV (a session's renewal: the lock-delay in ms), a lock
 -- whose key and note are both absent here (never over another owner's key, nor during a
 -- lock-delay, whose note outlives its key) is set again with the same padded TTL, noted
--- as a fenced lock's (round unknown, token 0: the holders that kept it keep the token),
+-- as a fenced lock's (round ARGV[4i], token 0: the holders that kept it keep the token),
 -- its note outliving the key by the lock-delay as an acquire's does;
 -- it is not counted in this renewal, only in the next ones that find it held.
 -- Returns, per lock, 1 when extended, else 0.
-local restore = #ARGV % 3 == 1
+local restore = #ARGV % 4 == 1
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
 local out = {}
 for i = 1, #KEYS / 2 do
   local key, meta = KEYS[2 * i - 1], KEYS[2 * i]
-  local value, ms, newpad = ARGV[3 * i - 2], tonumber(ARGV[3 * i - 1]), ARGV[3 * i]
+  local value, ms, newpad, want = ARGV[4 * i - 3], tonumber(ARGV[4 * i - 2]), ARGV[4 * i - 1], ARGV[4 * i]
   out[i] = 0
   if redis.call("GET", key) == value then
     local round, pad, rest = "", 0, ""
@@ -26,7 +28,7 @@ for i = 1, #KEYS / 2 do
       round, pad, rest = r or "", tonumber(p) or 0, t or ""
     end
     local ttl = redis.call("PTTL", key)
-    if ttl < 0 or ttl > pad then
+    if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want)) then
       local delay = 0
       if note and ttl > 0 then
         delay = math.max(0, redis.call("PTTL", meta) - ttl)
@@ -37,7 +39,7 @@ for i = 1, #KEYS / 2 do
     end
   elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
     redis.call("SET", key, value, "PX", ms)
-    redis.call("SET", meta, " " .. newpad .. " 0", "PX", ms + restoreDelay)
+    redis.call("SET", meta, want .. " " .. newpad .. " 0", "PX", ms + restoreDelay)
   end
 end
 return out

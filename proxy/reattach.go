@@ -1,0 +1,66 @@
+package proxy
+
+import (
+	"errors"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// Re-attaching a session lock: LOCK.ACQUIRE key owner ttl-ms SESSION sent by
+// the lock's current holder (the lock is held with owner as its value)
+// does not answer nil, as it would to anyone else: it extends the lock to
+// ttl-ms by quorum, as LOCK.EXTEND does, and moves it to this connection:
+// the round (quorum.Engine.Reattach) notes a new round id beside the lock,
+// and this connection books that one. The connection that booked it before,
+// on this replica or another, renews it and releases it at its close only
+// while the nodes name its own round: once the lock moved, neither its
+// renewals (which could shorten the TTL this reply promised) nor a late
+// release at its close reach it. It answers the lock's token, the same one
+// its first grant answered (one lock, one token). A replica that shuts down
+// gracefully leaves its session locks to their TTL (sessions.closed); their
+// holders reconnect to another replica and re-attach them there, so a
+// rolling upgrade behind a load balancer loses no lock.
+//
+// Nothing is granted that the owner did not hold: the extend round succeeds
+// only where a quorum holds key with owner's value, exactly as LOCK.EXTEND's
+// (owner is the capability either way). A lock that expired meanwhile and
+// is free is taken anew by the acquire before this, with a new token; one
+// another owner took answers nil or waits, as any refused LOCK.ACQUIRE.
+
+// reattach re-attaches a SESSION acquire refused because the lock is taken:
+// it reports whether it answered (the owner holds the lock, or the round
+// failed); false leaves the refusal to the caller.
+func (s *Server) reattach(c *request, a acquireArgs) bool {
+	start := time.Now()
+	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl)
+	s.track(c, kindExtend, start, g, err)
+	switch {
+	case errors.Is(err, quorum.ErrNotHeld):
+		return false // another owner's: the refusal stands
+	case err != nil:
+		c.writeErr(err)
+		return true
+	}
+	// The lock moves to this connection: a connection of the same owner
+	// that still has it booked (a live replica's) no longer renews it, nor
+	// releases it when it closes. Booked before the token is read: a holder
+	// that sees an error here and asks again re-attaches again; one that
+	// hangs up releases it.
+	s.unbook(a.key, a.owner)
+	id := sessionKey{a.key, a.owner}
+	c.bookSession(id, a.ttl, g)
+	e, err := s.engine.TokenOf(c.ctx, a.key)
+	switch {
+	case err != nil:
+		c.writeErr(err)
+	case !e.Found || e.Value != a.owner || e.Token == 0:
+		// Gone since the extend (its window cannot have ended: the
+		// extend just renewed it; a force release did it): not held.
+		s.sessions.drop(c.peer, id)
+		c.writeNull()
+	default:
+		c.wr.WriteInt64(e.Token)
+	}
+	return true
+}
