@@ -34,10 +34,15 @@ func WithOwner(owner string) Option { return func(l *Lock) { l.owner = owner } }
 // WithSession binds the lock to a connection of its own, as a ZooKeeper
 // ephemeral node is bound to its session: the proxy renews it while that
 // connection is open, so no Refresh is needed, and releases it when the
-// connection closes (Release, this process exiting, the link breaking). If
-// the proxy replica dies the lock expires with its TTL. The Client must be
-// a *redis.Client (its options are copied for the lock's connection), and
-// ttl at least three of the proxy's session_tick.
+// connection closes (Release, this process exiting). If the proxy replica
+// dies the lock expires with its TTL. When the connection breaks (a
+// replica's graceful shutdown in a rolling upgrade leaves its session locks
+// to their TTL), the lock is re-attached on a new connection, to whichever
+// replica the client's address reaches, with the same token; Done fires
+// only when that fails (the lock was lost, or no replica answered within
+// two thirds of its TTL). The Client must be a *redis.Client (its options are copied
+// for the lock's connection), and ttl at least three of the proxy's
+// session_tick.
 func WithSession() Option { return func(l *Lock) { l.session = true } }
 
 // WithWait waits up to d for the lock in its fair queue (LOCK.ACQUIRE ...
@@ -70,8 +75,8 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 		if err != nil {
 			return nil, err
 		}
-		l.sess = newSession(conn)
-		cmd = l.do(ctx, append(args, "SESSION")...)
+		l.sess = newSession(l, ttl, conn)
+		cmd = conn.Do(ctx, append(args, "SESSION")...)
 	case l.wait > 0 && c.waitOutlasts(l.wait):
 		conn, _ := c.ownConn(l.wait)
 		cmd = conn.Do(ctx, args...)
@@ -86,6 +91,7 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 	case err == nil:
 		l.token = token
 		if l.sess != nil {
+			l.sess.seen()
 			go l.sess.watch(ttl / 3)
 		}
 		return l, nil
@@ -109,6 +115,7 @@ func (c *Client) ownConn(wait time.Duration) (*redis.Client, error) {
 	o.PoolSize, o.MinIdleConns, o.MaxIdleConns = 1, 0, 1
 	o.ConnMaxIdleTime, o.ConnMaxLifetime = -1, 0
 	o.MaxRetries = -1
+	o.DialerRetries = 1 // its one connection: a session re-attaches on a new one itself
 	if c.waitOutlasts(wait) {
 		o.ReadTimeout = wait + waitMargin
 	}

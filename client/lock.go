@@ -33,8 +33,9 @@ func (l *Lock) Owner() string { return l.owner }
 func (l *Lock) Token() int64 { return l.token }
 
 // Done is closed when a session lock's session ends: Release, its
-// connection broke (the proxy released the lock, or it expires with its
-// TTL), or the proxy answered that the lock is no longer held. Stop the
+// connection broke and the lock could not be re-attached on a new one (the
+// proxy released it, or it expires with its TTL), or the proxy answered
+// that the lock is no longer held. Stop the
 // work the lock protects then. Nil (never closed) for a lock without
 // WithSession, which learns it from Refresh.
 func (l *Lock) Done() <-chan struct{} {
@@ -74,6 +75,9 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	if err != nil && l.sess != nil && l.sess.ended() && errors.Is(err, net.ErrClosed) {
 		return ErrLockNotHeld // its connection closed under it (a Release beside it)
 	}
+	if err == nil && n == 1 && l.sess != nil {
+		l.sess.ttl.Store(int64(ttl)) // a re-attach keeps it
+	}
 	return l.held(n, err)
 }
 
@@ -89,13 +93,17 @@ func (l *Lock) Release(ctx context.Context) error {
 }
 
 // do sends a command on the lock's session connection while the session
-// lasts, else through the client's pool (where a released session lock is
-// found gone).
+// lasts (re-attaching the lock first when that connection broke), else
+// through the client's pool (where a released session lock is found gone).
 func (l *Lock) do(ctx context.Context, args ...any) *redis.Cmd {
 	if s := l.sess; s != nil && !s.ended() {
-		cmd := s.conn.Do(ctx, args...)
-		if !errors.Is(cmd.Err(), redis.ErrClosed) {
+		conn := s.conn.Load()
+		cmd := conn.Do(ctx, args...)
+		if !broken(cmd.Err()) {
 			return cmd
+		}
+		if s.reattach(conn) {
+			return s.conn.Load().Do(ctx, args...)
 		}
 	}
 	return l.c.rdb.Do(ctx, args...)

@@ -6,12 +6,14 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/client"
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
@@ -82,14 +84,19 @@ func TestTypedErrors(t *testing.T) {
 	}
 }
 
-// A session lock's Done fires when its connection breaks, without a
-// command of the holder's; Release closes it too.
+// A session lock's Done fires when its connection breaks and it cannot be
+// re-attached (here no new connection can be made), without a command of
+// the holder's; Release closes it too.
 func TestSessionDone(t *testing.T) {
 	h := harness.New(t, 0, nil)
 	var mu sync.Mutex
 	var conns []net.Conn
+	var cut atomic.Bool
 	rdb := h.Client(func(o *redis.Options) {
 		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if cut.Load() {
+				return nil, errors.New("the network is down")
+			}
 			nc, err := (&net.Dialer{}).DialContext(ctx, network, addr)
 			mu.Lock()
 			conns = append(conns, nc)
@@ -108,6 +115,7 @@ func TestSessionDone(t *testing.T) {
 		t.Fatal("Done before the session ended")
 	case <-time.After(time.Second):
 	}
+	cut.Store(true)
 	mu.Lock()
 	for _, nc := range conns {
 		_ = nc.Close()
@@ -118,6 +126,7 @@ func TestSessionDone(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("Done not closed 5s after the session's connection broke")
 	}
+	cut.Store(false)
 	if err := lock.Refresh(ctx, time.Second); !errors.Is(err, client.ErrLockNotHeld) {
 		t.Fatalf("Refresh after the session broke = %v; want ErrLockNotHeld", err)
 	}
@@ -137,4 +146,62 @@ func TestSessionDone(t *testing.T) {
 	if (&client.Lock{}).Done() != nil {
 		t.Fatal("a lock without a session has a Done channel")
 	}
+}
+
+// A session lock outlives a rolling upgrade: its replica shuts down
+// gracefully (leaving it to its TTL), the client's next connection reaches
+// the other replica (a load balancer), and the session re-attaches the
+// lock there with the same token, without a command of the holder's; Done
+// stays open, another owner is refused all along, and Release frees it.
+func TestSessionSurvivesReplicaShutdown(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = 100 * time.Millisecond })
+	_, addrB := h.Serve()
+	var toB atomic.Bool
+	rdb := h.Client(func(o *redis.Options) {
+		o.Dialer = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			addr := h.Addr
+			if toB.Load() {
+				addr = addrB
+			}
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}
+	})
+	c, ctx := client.New(rdb), t.Context()
+	const ttl = 1500 * time.Millisecond
+	lock, err := c.Obtain(ctx, "rolled", ttl, client.WithSession())
+	if err != nil {
+		t.Fatal(err)
+	}
+	toB.Store(true) // the load balancer takes A out
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := h.App.Server.Shutdown(sctx); err != nil {
+		t.Fatal(err)
+	}
+	other := client.New(replicaClient(t, addrB))
+	for deadline := time.Now().Add(3 * ttl); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		select {
+		case <-lock.Done():
+			t.Fatal("Done fired: the session was not re-attached")
+		default:
+		}
+		if _, err := other.Obtain(ctx, "rolled", ttl); !errors.Is(err, client.ErrNotObtained) {
+			t.Fatalf("another owner's Obtain while the session holds = %v; want ErrNotObtained", err)
+		}
+	}
+	if tok, err := other.Token(ctx, "rolled"); err != nil || tok != lock.Token() {
+		t.Fatalf("Token after the re-attach = %d, %v; want %d", tok, err, lock.Token())
+	}
+	if err := lock.Release(ctx); err != nil {
+		t.Fatalf("Release after the re-attach: %v", err)
+	}
+	if _, err := other.Obtain(ctx, "rolled", ttl); err != nil {
+		t.Fatalf("Obtain after the Release: %v", err)
+	}
+}
+
+func replicaClient(t *testing.T, addr string) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
 }
