@@ -25,6 +25,11 @@ var configs = []config{
 	{"mutant_no_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DMAXT=3", "-DMUTANT_NO_QUARANTINE"}, true, nil},
 	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
 	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
+	// Session locks: renewal, release at close, re-attach through another replica.
+	{"sessions_base", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1"}, false, nil},
+	{"mutant_release_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_RELEASE_BY_VALUE"}, true, nil},
+	{"mutant_renew_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_RENEW_BY_VALUE"}, true, nil},
+	{"mutant_reattach_keeps_round", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_REATTACH_KEEPS_ROUND"}, true, nil},
 }
 
 var (
@@ -70,7 +75,7 @@ func TestModel(t *testing.T) {
 			case c.mutant && m[1] == "0":
 				t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
 			case c.mutant:
-				trail, _ := os.ReadFile(filepath.Join(dir, "mutex.pml.trail"))
+				trail, _ := os.ReadFile(filepath.Join(dir, c.file+".trail"))
 				t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
 			case m[1] != "0":
 				t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)

@@ -282,6 +282,11 @@
 // extend, rollback and restart quarantine (steps named after the functions
 // here: Engine_Acquire, Engine_Release, Engine_Extend, observe, counts);
 // model/model_test.go runs spin on it and shows that removing the padding or
-// the quarantine lets two clients hold the lock at once. model/README.md says
+// the quarantine lets two clients hold the lock at once. model/sessions.pml
+// models a session lock's renewals (Renew), its release when its connection
+// closes (ReleaseRound) and its re-attach through another replica
+// (Reattach), and shows that a release, renewal or re-attach that ignores
+// the round hands the lock to another client inside its holder's window.
+// model/README.md says
 // what is verified, with which bounds, and what is not modelled yet.
 package quorum
