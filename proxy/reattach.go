@@ -54,13 +54,20 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	switch {
 	case err != nil:
 		c.writeErr(err)
-	case !e.Found || e.Value != a.owner || e.Token == 0:
+	case !e.Found || e.Value != a.owner:
 		// Gone since the extend (its window cannot have ended: the
 		// extend just renewed it; a force release did it): not held.
 		s.sessions.drop(c.peer, id)
 		c.writeNull()
+	case e.Token == 0:
+		// Held, but its holders' notes do not agree on one token yet (a
+		// re-attach that reached some of them only): asking again moves
+		// the rest, and never answers a token that is not the lock's.
+		c.writeErr(errReattachNoToken)
 	default:
 		c.wr.WriteInt64(e.Token)
 	}
 	return true
 }
+
+var errReattachNoToken = respError("NOQUORUM re-attached, but its holders do not agree on its token yet; send LOCK.ACQUIRE again")
