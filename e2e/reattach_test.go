@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -121,4 +122,95 @@ func TestReattachOnlyByTheHolderWithSession(t *testing.T) {
 	if err != nil || next <= token {
 		t.Fatalf("LOCK.ACQUIRE SESSION of a free lock = %d, %v; want a new token above %d", next, err, token)
 	}
+}
+
+// Probes of the re-attach a reviewer would try (issue 28): a Redisson hash
+// lock is never re-attached (nil, as any taken LOCK.ACQUIRE); a SET NX PX
+// lock re-attached by its value gets one token, the same on every replica
+// and every read; two concurrent re-attaches of one owner through two
+// replicas leave no second owner, and the lock goes when both connections
+// close.
+func TestReattachProbes(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond; c.NativeLockDelay = 0 })
+	_, addrB := h.Serve()
+	ctx := context.Background()
+	viaA, viaB := h.Client(), replicaAt(t, addrB)
+
+	// A Redisson hash lock.
+	lock := redissonScript(t, "redisson_lock.lua")
+	if err := viaA.Eval(ctx, lock, []string{"{hash}"}, 10000, "uuid:1").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("Redisson lock = %v", err)
+	}
+	if err := viaB.Do(ctx, "LOCK.ACQUIRE", "{hash}", "uuid:1", 3000, "SESSION").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("LOCK.ACQUIRE SESSION of a Redisson hash lock by its field = %v; want nil", err)
+	}
+
+	// A SET NX PX lock re-attached by its value.
+	if ok, err := viaA.SetNX(ctx, "plain", "v1", 5*time.Second).Result(); err != nil || !ok {
+		t.Fatalf("SET NX PX = %v, %v", ok, err)
+	}
+	sess := redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1})
+	defer sess.Close()
+	tok, err := sess.Do(ctx, "LOCK.ACQUIRE", "plain", "v1", 3000, "SESSION").Int64()
+	if err != nil || tok == 0 {
+		t.Fatalf("re-attach of a SET NX PX lock = %d, %v", tok, err)
+	}
+	for i := range 4 {
+		for _, c := range []*redis.Client{viaA, viaB} {
+			if got, err := c.Do(ctx, "LOCK.TOKEN", "plain").Int64(); err != nil || got != tok {
+				t.Fatalf("read %d: LOCK.TOKEN = %d, %v; want the re-attach's %d", i, got, err, tok)
+			}
+		}
+	}
+	time.Sleep(6 * time.Second) // past the SET's 5 s: the session renews it
+	if ok, err := viaA.SetNX(ctx, "plain", "thief", time.Second).Result(); err != nil || ok {
+		t.Fatalf("SET NX by another owner after the first TTL = %v, %v; want refused", ok, err)
+	}
+	_ = sess.Close()
+	harness.Eventually(t, "the re-attached SET lock released at its session's close", func() bool { return h.Holders("plain", "v1") == 0 })
+
+	// Two re-attaches of one owner at once, through both replicas.
+	first := redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1})
+	defer first.Close()
+	base, err := first.Do(ctx, "LOCK.ACQUIRE", "twice", "o", 3000, "SESSION").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conns := []*redis.Client{
+		redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1}),
+		redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1}),
+	}
+	got := make(chan error, 2)
+	for _, c := range conns {
+		go func() {
+			tok, err := c.Do(ctx, "LOCK.ACQUIRE", "twice", "o", 3000, "SESSION").Int64()
+			if err == nil && tok != base {
+				err = fmt.Errorf("token %d, want %d", tok, base)
+			}
+			if isNoQuorum(err) {
+				err = nil // a re-attach that met the other one's round: the holder asks again
+			}
+			got <- err
+		}()
+	}
+	for range conns {
+		if err := <-got; err != nil {
+			t.Fatalf("concurrent re-attach: %v", err)
+		}
+	}
+	_ = first.Close()
+	deadline := time.Now().Add(8 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, c := range []*redis.Client{viaA, viaB} {
+			if tok, err := c.Do(ctx, "LOCK.ACQUIRE", "twice", "thief", 1000).Int64(); err == nil {
+				// Allowed only once no connection renews it: both live connections booked it.
+				t.Fatalf("another owner got token %d while two live connections had re-attached the lock", tok)
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	harness.Eventually(t, "the lock gone after every connection that re-attached it closed", func() bool { return h.Holders("twice", "o") == 0 })
 }
