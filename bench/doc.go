@@ -9,7 +9,10 @@
 // each hostile mix of issue 25 (pattern storms, parked waiters and session
 // pipelining, all at once), on this tree's proxy and the -baseline's, and
 // prints the latency and throughput ratios and the proxy's CPU in the
-// second after the hostile load stopped. A full run appends it to the report.
+// second after the hostile load stopped. The hostile load runs in a child
+// process (this binary with -hostile-load), as a hostile tenant runs on
+// machines of its own: the honest clients do not share a Go scheduler with
+// its thousands of goroutines. A full run appends it to the report.
 //
 // Each case runs -runs times, interleaved with the others, and the table
 // shows medians. The machine is shared and noisy: compare the ratios, which

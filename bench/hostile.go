@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -163,8 +167,13 @@ func storm(addr string, conns, perSec int) func() string {
 	}
 }
 
-// waitersAndSessions parks 2750 WAIT waiters on locks billing holds and
-// pipelines SESSION locks on 2 connections.
+// waitersAndSessions takes what the limits let billing keep the proxy busy
+// with: locks for 2750 waiters to wait on, SESSION locks pipelined on 2
+// connections up to max_session_locks_per_client (the proxy renews them),
+// then 2750 WAIT waiters (max_waiters_per_user of them park: the proxy
+// renews their places). Then it keeps asking past the limits: each session
+// connection for one more lock every 100 ms, each waiter connection for its
+// refused waiters. stop reports what it got.
 func waitersAndSessions(addr string) func() string {
 	ctx, cancel := context.WithCancel(context.Background())
 	holder := billingClient(addr, 4)
@@ -174,9 +183,37 @@ func waitersAndSessions(addr string) func() string {
 		p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprint("billing:held:", i), "holder", 120000)
 	}
 	_, _ = p.Exec(ctx)
-	var parked, refused, sessions atomic.Int64
-	var wg sync.WaitGroup
+	var refused, sessions atomic.Int64
+	var wg, taken sync.WaitGroup
 	var clients []*redis.Client
+	for c := range 2 {
+		cl := billingClient(addr, 1)
+		clients = append(clients, cl)
+		taken.Add(1)
+		wg.Go(func() {
+			batch := 500
+			for i := 0; ctx.Err() == nil; i++ {
+				p := cl.Pipeline()
+				for j := range batch {
+					p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprintf("billing:s:%d:%d:%d", c, i, j), "o", 3000, "SESSION")
+				}
+				cmds, _ := p.Exec(ctx)
+				for _, cmd := range cmds {
+					if cmd.Err() == nil {
+						sessions.Add(1)
+					}
+				}
+				if ctx.Err() == nil && cmds != nil && cmds[len(cmds)-1].Err() != nil {
+					if batch > 1 { // the limit: from now on one more at a time
+						batch = 1
+						taken.Done()
+					}
+					time.Sleep(100 * time.Millisecond)
+				}
+			}
+		})
+	}
+	taken.Wait()
 	for c := range waiters / 50 {
 		cl := billingClient(addr, 1)
 		clients = append(clients, cl)
@@ -186,9 +223,7 @@ func waitersAndSessions(addr string) func() string {
 				for i := range 50 {
 					p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprint("billing:held:", c*50+i), "w", 30000, "WAIT", 60000)
 				}
-				parked.Add(50)
 				cmds, _ := p.Exec(ctx)
-				parked.Add(-50)
 				for _, cmd := range cmds {
 					if err := cmd.Err(); err != nil && err != redis.Nil && ctx.Err() == nil {
 						refused.Add(1)
@@ -200,36 +235,70 @@ func waitersAndSessions(addr string) func() string {
 			}
 		})
 	}
-	for c := range 2 {
-		cl := billingClient(addr, 1)
-		clients = append(clients, cl)
-		wg.Go(func() {
-			for i := 0; ctx.Err() == nil; i++ {
-				p := cl.Pipeline()
-				for j := range 500 {
-					p.Do(ctx, "LOCK.ACQUIRE", fmt.Sprintf("billing:s:%d:%d:%d", c, i, j), "o", 3000, "SESSION")
-				}
-				cmds, _ := p.Exec(ctx)
-				for _, cmd := range cmds {
-					if cmd.Err() == nil {
-						sessions.Add(1)
-					}
-				}
-				if ctx.Err() == nil && cmds != nil && cmds[len(cmds)-1].Err() != nil {
-					time.Sleep(100 * time.Millisecond) // refused: the limit; try again later
+	return func() string {
+		parked := "?"
+		if info, err := holder.Info(context.Background(), "clients").Result(); err == nil {
+			for _, l := range strings.Split(info, "\r\n") {
+				if v, ok := strings.CutPrefix(l, "blocked_clients:"); ok {
+					parked = v
 				}
 			}
-		})
-	}
-	return func() string {
+		}
 		cancel()
 		for _, c := range clients {
 			_ = c.Close()
 		}
 		wg.Wait()
 		_ = holder.Close()
-		return fmt.Sprintf("%d session locks taken, %d WAIT refusals", sessions.Load(), refused.Load())
+		return fmt.Sprintf("%d session locks taken, %s waiters parked, %d WAIT refusals", sessions.Load(), parked, refused.Load())
 	}
+}
+
+// startHostileProcess runs mix i against addr in a child process (this
+// binary with -hostile-load), as a hostile tenant runs its own machines:
+// the honest clients' latencies are then not those of a Go scheduler they
+// share with the hostile's thousands of goroutines. Its stop ends the load
+// and returns what the mix managed to set up.
+func startHostileProcess(e *env, i int, addr string) func() string {
+	self, err := os.Executable()
+	if err != nil {
+		e.Fatalf("%v", err)
+	}
+	cmd := exec.Command(self, "-hostile-load", strconv.Itoa(i), "-hostile-addr", addr)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		e.Fatalf("%v", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		e.Fatalf("%v", err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		e.Fatalf("start hostile load: %v", err)
+	}
+	out := bufio.NewReader(stdout)
+	if line, err := out.ReadString('\n'); err != nil || line != "ready\n" {
+		e.Fatalf("hostile load did not start: %q %v", line, err)
+	}
+	return func() string {
+		_ = stdin.Close() // the child stops its load when its stdin closes
+		line, _ := out.ReadString('\n')
+		_ = cmd.Wait()
+		return strings.TrimSpace(line)
+	}
+}
+
+// hostileLoad is the child's side of startHostileProcess: mix i against
+// addr until stdin closes, then one line saying what it set up.
+func hostileLoad(i int, addr string) {
+	if i < 0 || i >= len(hostileMixes) {
+		log.Fatalf("no hostile mix %d", i)
+	}
+	stop := hostileMixes[i].start(addr)
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	fmt.Println(stop())
 }
 
 // cpuTicks is a process's user+system CPU time in clock ticks (1/100 s).
@@ -268,8 +337,8 @@ func runHostile(e *env, root, baseline string, d time.Duration) string {
 	for _, t := range targets {
 		alone := honest(t.p.addr, d)
 		fmt.Fprintf(&b, "| %s | none | %v | %v | %.0f | 1 | 1 | 1 | %d | | |\n", t.name, alone.p50.Round(10*time.Microsecond), alone.p99.Round(10*time.Microsecond), alone.perSec, alone.errs)
-		for _, mix := range hostileMixes {
-			stop := mix.start(t.p.addr)
+		for i, mix := range hostileMixes {
+			stop := startHostileProcess(e, i, t.p.addr)
 			time.Sleep(time.Second)
 			r := honest(t.p.addr, d)
 			setup := stop()

@@ -27,7 +27,13 @@ func main() {
 		"to tell a regression from the machine's noise")
 	only := flag.String("only", "", `run only this section: "hostile" (one hostile tenant beside an honest one, issue 25; printed, not written to -out)`)
 	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
+	hostileMix := flag.Int("hostile-load", -1, "internal: run this hostile mix against -hostile-addr until stdin closes (the hostile section's child process)")
+	hostileAddr := flag.String("hostile-addr", "", "internal: the proxy -hostile-load loads")
 	flag.Parse()
+	if *hostileMix >= 0 {
+		hostileLoad(*hostileMix, *hostileAddr)
+		return
+	}
 	if *quick {
 		*runs, *requests, *cycleTime, *idle, *handoffN = 1, 5000, time.Second, 500, 50
 	}

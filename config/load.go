@@ -59,6 +59,7 @@ var settings = []setting{
 	{"max_session_locks_per_user", "most session locks all of one user's connections may hold; 0: no limit", func(c *Config) any { return &c.MaxSessionLocksPerUser }},
 	{"max_waiters_per_client", "most LOCK.ACQUIRE ... WAIT requests one connection may have parked at once; 0: no limit", func(c *Config) any { return &c.MaxWaitersPerClient }},
 	{"max_waiters_per_user", "most LOCK.ACQUIRE ... WAIT requests all of one user's connections may have parked at once; 0: no limit", func(c *Config) any { return &c.MaxWaitersPerUser }},
+	{"limit_refusals_per_user", "refusals a second for the limits above (subscriptions, patterns, session locks, waiters) one user (without users: one connection) may get before its connections wait up to 1s before each read; 0: no back-off", func(c *Config) any { return &c.LimitRefusalsPerUser }},
 	{"max_wait", "longest WAIT a LOCK.ACQUIRE may ask for; 0: a day", func(c *Config) any { return &c.MaxWait }},
 	{"http_listen", "serve /metrics, /healthz, /readyz and the /status page on this host:port; empty: off", func(c *Config) any { return &c.HTTPListen }},
 	{"log_format", "log format: text or json", func(c *Config) any { return &c.LogFormat }},

@@ -42,6 +42,9 @@ func (c *client) serve() {
 		if c.s.opts.IdleTimeout > 0 {
 			_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
 		}
+		if !c.backOff() { // its user's refusals past their budget
+			return
+		}
 		cmds, err := c.rd.ReadCommands()
 		if err != nil {
 			c.readFailed(err)

@@ -104,6 +104,9 @@ func unknownCommand(args [][]byte) error {
 // replyText maps any error a handler meets to one RESP error line, starting
 // with an upper-case code. Every error reply the proxy writes goes through it.
 func replyText(err error) string {
+	if re, ok := err.(respError); ok { // the common case, without errors.As's reflection: refusals stay cheap
+		return oneLine(string(re))
+	}
 	var (
 		re   respError
 		rerr *quorum.RoundError

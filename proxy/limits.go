@@ -69,6 +69,10 @@ type Limits struct {
 	// (the proxy renews each one's place in its queue). Defaults 100 and 1000.
 	MaxWaitersPerClient int `yaml:"max_waiters_per_client"`
 	MaxWaitersPerUser   int `yaml:"max_waiters_per_user"`
+	// LimitRefusalsPerUser is how many requests a second one user may have
+	// refused for the limits above before its connections wait before
+	// reading (refusals.go). Default 100; 0: no back-off.
+	LimitRefusalsPerUser int `yaml:"limit_refusals_per_user"`
 	// MaxWait caps LOCK.ACQUIRE's WAIT. Default 5m; at most a day.
 	MaxWait time.Duration `yaml:"max_wait"`
 }
@@ -90,6 +94,7 @@ func DefaultLimits() Limits {
 		MaxSessionLocksPerUser:   10000,
 		MaxWaitersPerClient:      100,
 		MaxWaitersPerUser:        1000,
+		LimitRefusalsPerUser:     100,
 		MaxWait:                  5 * time.Minute,
 	}
 }
@@ -125,7 +130,7 @@ func (l Limits) Problems() []*quorum.SettingError {
 	}{{"max_subscriptions", l.MaxSubscriptions}, {"max_patterns_per_user", l.MaxPatternsPerUser},
 		{"max_pattern_bytes_per_user", l.MaxPatternBytesPerUser}, {"max_session_locks_per_client", l.MaxSessionLocksPerClient},
 		{"max_session_locks_per_user", l.MaxSessionLocksPerUser}, {"max_waiters_per_client", l.MaxWaitersPerClient},
-		{"max_waiters_per_user", l.MaxWaitersPerUser}} {
+		{"max_waiters_per_user", l.MaxWaitersPerUser}, {"limit_refusals_per_user", l.LimitRefusalsPerUser}} {
 		if p.n < 0 {
 			bad(p.setting, "%d must not be negative (0: no limit)", p.n)
 		}

@@ -29,6 +29,8 @@ const (
 	MetricBackendCheck      = "redlock_backend_check_seconds"
 	MetricQuorum            = "redlock_quorum_available"
 	MetricBuildInfo         = "redlock_build_info"
+	MetricLimitRefusals     = "redlock_limit_refusals_total"
+	MetricRefusalBackoffs   = "redlock_refusal_backoffs_total"
 
 	// Histograms and their counters.
 	MetricRoundDuration   = "redlock_round_duration_seconds"

@@ -67,6 +67,8 @@ type Metrics struct {
 	rejected    atomic.Int64
 	commands    atomic.Int64
 	lapsed      atomic.Int64 // grants revoked because their reply could not go out in time
+	refusals    atomic.Int64 // requests refused for a limit (refusals.go)
+	backoffs    atomic.Int64 // reads a connection held back for its user's refusals
 
 	roundSeconds   *prometheus.HistogramVec
 	roundObs       [nKinds]prometheus.Observer // resolved once: the lock path does no label lookup
@@ -168,13 +170,15 @@ var (
 	descQuorum      = prometheus.NewDesc(MetricQuorum, "1 when enough backends are usable to grant locks.", nil, nil)
 	descWaiting     = prometheus.NewDesc(MetricWaiting, "LOCK.ACQUIRE ... WAIT requests waiting for a lock now.", nil, nil)
 	descMaxClients  = prometheus.NewDesc(MetricMaxClients, "The max_clients setting: connections beyond it are refused.", nil, nil)
+	descRefusals    = prometheus.NewDesc(MetricLimitRefusals, "Requests refused for a per-connection or per-user limit (waiters, session locks, patterns, subscriptions).", nil, nil)
+	descBackoffs    = prometheus.NewDesc(MetricRefusalBackoffs, "Times a connection waited before its next read because its user spent its limit_refusals_per_user budget.", nil, nil)
 )
 
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
 		descCommands, descRollbacks, descRollbackErr, descLapsed, descSessions, descRenewals, descRenewed, descLost, descReleased,
-		descUp, descQuarantined, descCheck, descQuorum, descWaiting, descMaxClients} {
+		descUp, descQuarantined, descCheck, descQuorum, descWaiting, descMaxClients, descRefusals, descBackoffs} {
 		ch <- d
 	}
 	m.roundSeconds.Describe(ch)
@@ -202,6 +206,8 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	counter(descRejected, m.rejected.Load())
 	counter(descCommands, m.commands.Load())
 	counter(descLapsed, m.lapsed.Load())
+	counter(descRefusals, m.refusals.Load())
+	counter(descBackoffs, m.backoffs.Load())
 	if s := m.server.Load(); s != nil {
 		gauge(descClients, float64(s.Clients()))
 		gauge(descMaxClients, float64(s.opts.MaxClients))

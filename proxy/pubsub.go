@@ -101,13 +101,13 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		}
 	}
 	if most := s.opts.MaxSubscriptions; most > 0 && c.conn.subCount()+added > most {
-		c.writeErr(respError(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", most)))
+		c.writeErr(limitRefusal(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", most)))
 		return
 	}
 	user := c.userName()
 	if pattern && !s.quotas.take("user:"+user, quotaUse{qPatterns: added, qPatternBytes: addedBytes},
 		quotaUse{qPatterns: s.opts.MaxPatternsPerUser, qPatternBytes: s.opts.MaxPatternBytesPerUser}) {
-		c.writeErr(respError(fmt.Sprintf("ERR too many patterns for user %s (at most %d patterns of %d bytes in all, max_patterns_per_user and max_pattern_bytes_per_user)",
+		c.writeErr(limitRefusal(fmt.Sprintf("ERR too many patterns for user %s (at most %d patterns of %d bytes in all, max_patterns_per_user and max_pattern_bytes_per_user)",
 			user, s.opts.MaxPatternsPerUser, s.opts.MaxPatternBytesPerUser)))
 		return
 	}

@@ -42,9 +42,16 @@ func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {
 
 // writeErr writes err as one RESP error line (replyText).
 func (c *request) writeErr(err error) {
-	var beyond ttlBeyond
-	if errors.As(err, &beyond) && c.s != nil {
-		err = beyond.overMax(c.s.engine.MaxTTL())
+	switch e := err.(type) {
+	case respError: // the common case, without errors.As's reflection
+	case limitRefusal:
+		c.refused()
+		err = respError(e)
+	default:
+		var beyond ttlBeyond
+		if errors.As(err, &beyond) && c.s != nil {
+			err = beyond.overMax(c.s.engine.MaxTTL())
+		}
 	}
 	c.wr.WriteError(replyText(err))
 }
@@ -100,10 +107,12 @@ type peer interface {
 	ident() int64
 	context() context.Context // cancelled when the connection closes
 	watchHangup() (leave func())
+	refusalBucket() *refusalBucket // the connection's own refusal budget (refusals.go)
 }
 
-func (c *client) ident() int64             { return c.id }
-func (c *client) context() context.Context { return c.ctx }
+func (c *client) ident() int64                  { return c.id }
+func (c *client) context() context.Context      { return c.ctx }
+func (c *client) refusalBucket() *refusalBucket { return &c.refused }
 
 // Session accessors handlers share.
 

@@ -42,6 +42,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		s.metrics = NewMetrics()
 	}
 	s.sessions.s = s
+	s.refusals.perSec = float64(o.LimitRefusalsPerUser)
 	s.beats.s = s
 	s.metrics.server.Store(s)
 	s.scripts.register(o.scripts)

@@ -21,9 +21,9 @@ func (ss *sessions) reserveSession(c peer, user string) (unreserve func(), err e
 	}
 	switch {
 	case lim.MaxSessionLocksPerClient > 0 && len(ss.book[c])+ss.pending[c] >= lim.MaxSessionLocksPerClient:
-		return nil, respError(fmt.Sprintf("ERR too many session locks on this connection (max_session_locks_per_client %d)", lim.MaxSessionLocksPerClient))
+		return nil, limitRefusal(fmt.Sprintf("ERR too many session locks on this connection (max_session_locks_per_client %d)", lim.MaxSessionLocksPerClient))
 	case lim.MaxSessionLocksPerUser > 0 && ss.perUser[user] >= lim.MaxSessionLocksPerUser:
-		return nil, respError(fmt.Sprintf("ERR too many session locks for user %s (max_session_locks_per_user %d)", user, lim.MaxSessionLocksPerUser))
+		return nil, limitRefusal(fmt.Sprintf("ERR too many session locks for user %s (max_session_locks_per_user %d)", user, lim.MaxSessionLocksPerUser))
 	}
 	ss.pending[c]++
 	ss.perUser[user]++

@@ -30,12 +30,13 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
-	sessions  sessions      // connection-bound locks and their renewer
-	quotas    quotas        // each user's patterns, session locks and waiters
-	beats     beater        // the parked waiters' batched queue beats
-	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
-	waiters   waiters       // the same, per key (the status page)
-	stopWaits chan struct{} // closed when the server stops accepting
+	sessions  sessions       // connection-bound locks and their renewer
+	quotas    quotas         // each user's patterns, session locks and waiters
+	refusals  refusalBudgets // each user's budget of limit refusals (refusals.go)
+	beats     beater         // the parked waiters' batched queue beats
+	waiting   atomic.Int64   // LOCK.ACQUIRE ... WAIT requests waiting now
+	waiters   waiters        // the same, per key (the status page)
+	stopWaits chan struct{}  // closed when the server stops accepting
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -61,6 +62,7 @@ type client struct {
 	cancel  context.CancelFunc
 	id      int64
 	created time.Time
+	refused refusalBucket // its refusal budget where no users are configured (refusals.go)
 
 	// The session, changed only by the serial loop and commands that run
 	// alone (conn.go); commands beside others read a copy (request). The

@@ -44,12 +44,12 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	conn, user := fmt.Sprint("conn:", c.peer.ident()), "user:"+c.userName()
 	lim := s.opts.Limits
 	if !s.quotas.take(conn, quotaUse{qWaiters: 1}, quotaUse{qWaiters: lim.MaxWaitersPerClient}) {
-		c.writeErr(respError(fmt.Sprintf("ERR too many waiters on this connection (max_waiters_per_client %d)", lim.MaxWaitersPerClient)))
+		c.writeErr(limitRefusal(fmt.Sprintf("ERR too many waiters on this connection (max_waiters_per_client %d)", lim.MaxWaitersPerClient)))
 		return
 	}
 	defer s.quotas.give(conn, quotaUse{qWaiters: 1})
 	if !s.quotas.take(user, quotaUse{qWaiters: 1}, quotaUse{qWaiters: lim.MaxWaitersPerUser}) {
-		c.writeErr(respError(fmt.Sprintf("ERR too many waiters for user %s (max_waiters_per_user %d)", c.userName(), lim.MaxWaitersPerUser)))
+		c.writeErr(limitRefusal(fmt.Sprintf("ERR too many waiters for user %s (max_waiters_per_user %d)", c.userName(), lim.MaxWaitersPerUser)))
 		return
 	}
 	defer s.quotas.give(user, quotaUse{qWaiters: 1})
