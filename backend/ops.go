@@ -101,7 +101,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		}
 		return script(delIfEqScript, op.Value)
 	case quorum.OpPExpireIfEq:
-		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad), "")
+		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
 	case quorum.OpReattach:
 		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
 	case quorum.OpRenew:

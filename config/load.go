@@ -50,7 +50,7 @@ var settings = []setting{
 	{"max_request_size", "largest request a client may send, in bytes", func(c *Config) any { return &c.MaxRequestSize }},
 	{"max_args", "most arguments one command may have", func(c *Config) any { return &c.MaxArgs }},
 	{"write_timeout", "close a client connection whose replies cannot be written this long (it stopped reading)", func(c *Config) any { return &c.WriteTimeout }},
-	{"idle_timeout", "close client connections idle this long; 0: never", func(c *Config) any { return &c.IdleTimeout }},
+	{"idle_timeout", "close client connections idle this long (never one subscribed or holding session or connection-bound locks); 0: never", func(c *Config) any { return &c.IdleTimeout }},
 	{"session_tick", "how often session locks (LOCK.ACQUIRE ... SESSION) are renewed, in one batched round; their TTL must be at least three ticks", func(c *Config) any { return &c.SessionTick }},
 	{"max_subscriptions", "most channels and patterns one connection may subscribe to; 0: no limit", func(c *Config) any { return &c.MaxSubscriptions }},
 	{"max_patterns_per_user", "most patterns (PSUBSCRIBE) all of one user's connections may hold; 0: no limit", func(c *Config) any { return &c.MaxPatternsPerUser }},

@@ -1,7 +1,9 @@
 package proxy
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -28,6 +30,19 @@ import (
 // acquireBound takes a connection-bound lock for SET key value NX.
 func (s *Server) acquireBound(c *request, req setArgs) {
 	lease := s.boundLease()
+	if tick := s.opts.SessionTick; lease < 3*tick {
+		// bound_lease 0 with a short max_ttl: the renewer could not reach the
+		// lock twice within its lease, and would lose it under its holder.
+		c.writeErr(respError(fmt.Sprintf("ERR SET without a TTL takes a connection-bound lock, whose lease (bound_lease 0: 10s or max_ttl, here %v) "+
+			"must be at least three session ticks (session_tick %v): give the lock a TTL, or set bound_lease or default_ttl", lease, tick)))
+		return
+	}
+	unreserve, err := s.sessions.reserveSession(c.peer, c.userName()) // a session lock: it counts in the limits
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	defer unreserve()
 	start := time.Now()
 	g, err := s.engine.AcquireBound(c.ctx, req.Key, req.Value, lease)
 	s.track(c, kindAcquire, start, g, err)
@@ -52,6 +67,37 @@ func (s *Server) boundLease() time.Duration {
 		return s.opts.BoundLease
 	}
 	return min(defaultBoundLease, s.engine.MaxTTL())
+}
+
+// releaseLock releases key held by owner by quorum, after taking it out of
+// the session book (unbook): every release of a string lock but the
+// native ones' (releaseFair) and the close of a session (releaseRound) goes
+// through here, so no renewal puts a released lock back.
+func (s *Server) releaseLock(ctx context.Context, key, owner string) error {
+	s.unbook(key, owner)
+	return s.engine.Release(ctx, key, owner)
+}
+
+// extendLock extends key held by owner for c: from the connection that
+// booked it as a session lock, within that session (ExtendRound: its
+// renewals go on, its close releases it); from anywhere else, out of every
+// session (Extend notes a new round): it is then a timed lock whose window
+// is the one this extend promised, which no connection's renewals shorten
+// and no connection's close releases. A lock moved elsewhere since this
+// connection booked it is extended the second way.
+func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (quorum.Grant, error) {
+	id := sessionKey{key, owner}
+	if round, ok := s.sessions.roundOf(c.peer, id); ok {
+		g, err := s.engine.ExtendRound(c.ctx, key, owner, ttl, round)
+		if !errors.Is(err, quorum.ErrNotHeld) {
+			return g, err
+		}
+	}
+	g, err := s.engine.Extend(c.ctx, key, owner, ttl)
+	if err == nil {
+		s.unbook(key, owner) // no connection's session here any more: its renewals would only fail
+	}
+	return g, err
 }
 
 // unbook takes key's lock held by owner (by any owner when owner is "")

@@ -77,7 +77,7 @@ func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl
 	}
 	for i, k := range keys {
 		start := time.Now()
-		g, err := s.engine.Extend(c.ctx, string(k), held[i], ttl)
+		g, err := s.extendLock(c, string(k), held[i], ttl)
 		s.track(c, kindExtend, start, g, err)
 		if err != nil {
 			failed(err)
@@ -136,7 +136,7 @@ func (s *Server) bsmRefresh(c *request, keys [][]byte, value string, ttl time.Du
 	}
 	for _, k := range keys {
 		start := time.Now()
-		g, err := s.engine.Extend(c.ctx, string(k), value, ttl)
+		g, err := s.extendLock(c, string(k), value, ttl)
 		s.track(c, kindExtend, start, g, err)
 		if errors.Is(err, quorum.ErrNotHeld) {
 			c.writeNull()
@@ -158,7 +158,7 @@ func (s *Server) bsmRelease(c *request, keys [][]byte, value string) {
 	}
 	for _, k := range keys {
 		start := time.Now()
-		err := s.engine.Release(c.ctx, string(k), value)
+		err := s.releaseLock(c.ctx, string(k), value)
 		s.metrics.observe(kindRelease, start, err, 0)
 		if err != nil && !errors.Is(err, quorum.ErrNotHeld) { // not held any more: expired meanwhile, free either way
 			c.writeErr(err)

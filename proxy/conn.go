@@ -40,7 +40,14 @@ func (c *client) serve() {
 	}()
 	for {
 		if c.s.opts.IdleTimeout > 0 {
-			_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+			// As Redis spares subscribers and blocked clients its timeout, an
+			// idle connection holding session or connection-bound locks is
+			// not closed: closing it would release them under their holder.
+			var deadline time.Time
+			if c.subCount() == 0 && !c.s.sessions.holds(c) {
+				deadline = time.Now().Add(c.s.opts.IdleTimeout)
+			}
+			_ = c.nc.SetReadDeadline(deadline)
 		}
 		if !c.backOff() { // its user's refusals past their budget
 			return

@@ -39,14 +39,14 @@ func (c *request) settle() {
 	if !lapsed {
 		return
 	}
-	for _, g := range grants {
-		g.Revoke()
-	}
 	c.grantsMu.Lock()
-	for _, id := range c.sessions {
+	for _, id := range c.sessions { // out of the book before the revoke: no renewal puts it back
 		c.s.sessions.drop(c.peer, id)
 	}
 	c.grantsMu.Unlock()
+	for _, g := range grants {
+		g.Revoke()
+	}
 	c.s.metrics.lapsed.Add(1)
 	c.wr.SetBuffer(c.wr.Buffer()[:c.mark])
 	c.writeErr(respError(fmt.Sprintf("NOQUORUM granted, but the reply could not be written while the lock's window lasted "+

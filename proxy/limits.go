@@ -38,7 +38,9 @@ type Limits struct {
 	// WriteTimeout closes a client connection whose replies cannot be
 	// written for this long (it stopped reading). Default 10s; positive.
 	WriteTimeout time.Duration `yaml:"write_timeout"`
-	// IdleTimeout closes client connections idle this long; 0 never. Default 0.
+	// IdleTimeout closes client connections idle this long; 0 never. Default
+	// 0. Subscribed connections and those holding session or
+	// connection-bound locks are never closed for being idle.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// SessionTick is how often the proxy renews the session locks
 	// (LOCK.ACQUIRE ... SESSION) of its connections, all in one batched

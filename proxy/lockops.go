@@ -21,13 +21,13 @@ func (s *Server) release(c *request, key, value string, no falseReply) (released
 // releaseAs is release; with fair (a native lock's) it also takes the owner
 // out of the key's wait queue and wakes the waiters.
 func (s *Server) releaseAs(c *request, key, value string, no falseReply, fair bool) (released bool) {
-	s.unbook(key, value) // out of the session book first: no renewal after the release
 	start := time.Now()
 	var err error
 	if fair {
+		s.unbook(key, value) // out of the session book first: no renewal after the release
 		err = s.releaseFair(c.ctx, key, value)
 	} else {
-		err = s.engine.Release(c.ctx, key, value)
+		err = s.releaseLock(c.ctx, key, value)
 	}
 	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
@@ -80,7 +80,7 @@ func (s *Server) releaseNotify(c *request, key, value, channel, message string) 
 // when another owner has it. It reports whether it answered 1.
 func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) (ok bool) {
 	start := time.Now()
-	g, err := s.engine.Extend(c.ctx, key, value, ttl)
+	g, err := s.extendLock(c, key, value, ttl)
 	s.track(c, kindExtend, start, g, err)
 	if orAcquire && errors.Is(err, quorum.ErrNotHeld) {
 		start = time.Now()
@@ -139,7 +139,7 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
 	if errors.Is(err, quorum.ErrTaken) {
 		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && e.Found && e.Value == value {
 			start = time.Now()
-			g, err = s.engine.Extend(c.ctx, key, value, ttl)
+			g, err = s.extendLock(c, key, value, ttl)
 			s.track(c, kindExtend, start, g, err)
 		}
 	}

@@ -35,10 +35,10 @@ func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, 
 			g, err = s.engine.Acquire(c.ctx, key, value, ttl)
 			s.track(c, kindAcquire, start, g, err)
 		case multiExtend:
-			g, err = s.engine.Extend(c.ctx, key, value, ttl)
+			g, err = s.extendLock(c, key, value, ttl)
 			s.track(c, kindExtend, start, g, err)
 		case multiRelease:
-			err = s.engine.Release(c.ctx, key, value)
+			err = s.releaseLock(c.ctx, key, value)
 			s.metrics.observe(kindRelease, start, err, 0)
 			if errors.Is(err, quorum.ErrNotHeld) {
 				continue
@@ -68,6 +68,6 @@ func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, 
 // releaseAll frees the keys an unfinished multi-key acquire took.
 func (s *Server) releaseAll(c *request, keys []string, value string) {
 	for _, k := range keys {
-		_ = s.engine.Release(c.ctx, k, value)
+		_ = s.releaseLock(c.ctx, k, value)
 	}
 }

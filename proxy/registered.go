@@ -152,11 +152,11 @@ func (s *Server) runRegistered(c *request, sp *spec, o operands) {
 		no = errors.Is(err, quorum.ErrTaken)
 	case scriptExtend:
 		var g quorum.Grant
-		g, err = s.engine.Extend(c.ctx, o.key, o.owner, o.ttl)
+		g, err = s.extendLock(c, o.key, o.owner, o.ttl)
 		s.track(c, kindExtend, start, g, err)
 		no = errors.Is(err, quorum.ErrNotHeld) || errors.Is(err, quorum.ErrTaken)
 	default:
-		err = s.engine.Release(c.ctx, o.key, o.owner)
+		err = s.releaseLock(c.ctx, o.key, o.owner)
 		s.metrics.observe(kindRelease, start, err, 0)
 		no = errors.Is(err, quorum.ErrNotHeld)
 	}

@@ -293,6 +293,23 @@ func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
 }
 
 // count is how many session locks the server renews now.
+// roundOf is the round p booked its session lock id with, if it did.
+func (ss *sessions) roundOf(p peer, id sessionKey) (string, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[p][id]; l != nil {
+		return l.round, true
+	}
+	return "", false
+}
+
+// holds reports whether p has session locks booked.
+func (ss *sessions) holds(p peer) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.book[p]) > 0
+}
+
 func (ss *sessions) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -60,6 +60,7 @@ func (s *Server) AuthenticateAdmin(ctx context.Context, addr, name, password str
 // ForceUnlock deletes key whoever holds it, as REDLOCK FORCEUNLOCK does,
 // and writes the same audit line naming user and client (an address).
 func (s *Server) ForceUnlock(ctx context.Context, user, client, key string) (existed bool, err error) {
+	s.unbook(key, "") // out of every session book first: no renewal restores it
 	existed, err = s.engine.ForceRelease(ctx, key)
 	// The key by a fingerprint an operator can match (printf %s KEY |
 	// sha256sum | cut -c1-16) without the log showing it, unless log_values.

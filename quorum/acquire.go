@@ -117,7 +117,21 @@ func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duratio
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value}, ttl)
+	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+}
+
+// ExtendRound is Extend for the connection a session lock is booked on:
+// only where the lock's note still names round (the round it booked), and
+// keeping that round, so the lock stays that connection's session lock.
+// Extend, by contrast, notes a new round: an extend from anywhere else takes
+// the lock out of its session (the renewals and the release at close of the
+// connection that booked it no longer reach it), a timed lock whose window
+// is the one the extend promised.
+func (e *Engine) ExtendRound(ctx context.Context, key, value string, ttl time.Duration, round string) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value, Round: round}, ttl)
 }
 
 // Reattach is Extend for the holder of a session lock that reconnected

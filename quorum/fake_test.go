@@ -115,13 +115,16 @@ func (f *fakeNode) raiseLocked(key string, n int64) {
 }
 
 // extend is the extend script on one lock: l.Key's TTL set while it holds
-// l.Value and its holder's window is open.
-func (f *fakeNode) extend(l Lease) bool {
+// l.Value and its holder's window is open; a renewal never shortens it.
+func (f *fakeNode) extend(l Lease, renewal bool) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	e, ok := f.data[l.Key]
 	if !ok || e.value != l.Value || time.Until(e.expiry) <= e.pad || l.Round != "" && e.round != l.Round {
 		return false // not held, or the holder's window is over, or not this round's
+	}
+	if left := time.Until(e.expiry); renewal && left > l.TTL {
+		l.TTL = left
 	}
 	f.setTTLs = append(f.setTTLs, l.TTL)
 	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token, note: e.note}
@@ -130,7 +133,7 @@ func (f *fakeNode) extend(l Lease) bool {
 
 // reattach is OpReattach: extend, then note round as the lock's writer.
 func (f *fakeNode) reattach(op Op) bool {
-	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}) {
+	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}, false) {
 		return false
 	}
 	f.mu.Lock()
@@ -335,13 +338,13 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 	case OpQueueTail, OpEnqueue, OpQueueBeat, OpDequeue:
 		return f.applyQueue(op)
 	case OpPExpireIfEq:
-		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad})}
+		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad, Round: op.Round}, false)}
 	case OpReattach:
 		return Reply{OK: f.reattach(op)}
 	case OpRenew:
 		each := make([]bool, len(*op.Leases))
 		for i, l := range *op.Leases {
-			each[i] = f.extend(l)
+			each[i] = f.extend(l, true)
 		}
 		return Reply{OK: true, Each: &each}
 	case OpRead:

@@ -76,7 +76,7 @@ type OpKind uint8
 const (
 	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set. With Aux (a token counter): also INCR it, noting the count beside the lock and Round as its writer; Token: the count
 	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round); OK: deleted
-	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open; OK: done
+	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open (with a Round, only where the lock's note names it); OK: done
 	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
 	OpDel                           // delete Key whatever it holds; OK: it existed
@@ -114,9 +114,9 @@ const (
 
 	// OpReattach is OpPExpireIfEq that also notes Round as the lock's
 	// writer (keeping its token): the lock moves to the connection that
-	// re-attached it, and the renewals and the release at close of the
-	// connection that booked it before, which name their own round, no
-	// longer reach it. OK: done.
+	// re-attached it (or, for an extend, out of any session), and the
+	// renewals and the release at close of the connection that booked it
+	// before, which name their own round, no longer reach it. OK: done.
 	OpReattach
 )
 

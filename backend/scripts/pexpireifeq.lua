@@ -12,6 +12,7 @@
 -- as a fenced lock's (round ARGV[4i], token 0: the holders that kept it keep the token),
 -- its note outliving the key by the lock-delay as an acquire's does;
 -- it is not counted in this renewal, only in the next ones that find it held.
+-- A session's renewal never shortens a TTL: a lock an extend set further out keeps it.
 -- Returns, per lock, 1 when extended, else 0.
 local restore = #ARGV % 4 == 1
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
@@ -32,6 +33,9 @@ for i = 1, #KEYS / 2 do
       local delay = 0
       if note and ttl > 0 then
         delay = math.max(0, redis.call("PTTL", meta) - ttl)
+      end
+      if restore and ttl > ms then
+        ms = ttl
       end
       redis.call("PEXPIRE", key, ms)
       redis.call("SET", meta, round .. " " .. newpad .. rest, "PX", ms + delay)
