@@ -4,12 +4,16 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/tidwall/redcon"
 
+	"github.com/redlock-proxy/redlock-proxy/backend"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
@@ -112,4 +116,73 @@ func BenchmarkDispatchUnlock(b *testing.B) {
 		r.wr.SetBuffer(r.wr.Buffer()[:0])
 		c.dispatch(r, cmd)
 	}
+}
+
+// redisEngine is an engine over n real redis-servers, answering acquires
+// (the backends vote once their identity is read); it skips the benchmark
+// when redis-server is missing.
+func redisEngine(b *testing.B, n int) *quorum.Engine {
+	b.Helper()
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		b.Skip("redis-server not on PATH")
+	}
+	var nodes []quorum.Node
+	for _, a := range redistest.Addrs(redistest.Start(b, n)) {
+		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
+	}
+	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = e.Close() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, err := e.Acquire(b.Context(), "warm", "w", time.Second)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("acquire for 30s: %v", err)
+		}
+	}
+	return e
+}
+
+// BenchmarkRoundRedis is one lock's acquire and release over five real
+// redis-servers on loopback, one at a time: ns/op is the latency of the two
+// rounds, allocs/op the cost the hot path adds to them (issue 27).
+func BenchmarkRoundRedis(b *testing.B) {
+	e := redisEngine(b, 5)
+	b.Run("engine", func(b *testing.B) {
+		ctx := b.Context()
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			key := "bench:" + strconv.Itoa(i%1024)
+			if _, err := e.Acquire(ctx, key, "tok", 30*time.Second); err != nil {
+				b.Fatal(err)
+			}
+			if err := e.Release(ctx, key, "tok"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("dispatch", func(b *testing.B) { // SET NX PX and the canonical unlock, from dispatch to reply
+		s := New(e, WithLogger(slog.New(slog.DiscardHandler)))
+		c := &client{s: s, session: session{authed: true}, ctx: b.Context()}
+		r := c.newRequest(redcon.NewWriter(nil), time.Now())
+		sets, unlocks := make([][][]byte, 1024), make([][][]byte, 1024)
+		for i := range sets {
+			key := "dispatch:" + strconv.Itoa(i)
+			sets[i] = args("SET", key, "tok", "NX", "PX", "30000")
+			unlocks[i] = args("EVALSHA", "b70c2384248f88e6b75b9f89241a180f856ad852", "1", key, "tok")
+		}
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			r.wr.SetBuffer(r.wr.Buffer()[:0])
+			c.dispatch(r, sets[i%len(sets)])
+			c.dispatch(r, unlocks[i%len(unlocks)])
+			if got := string(r.wr.Buffer()); got != "+OK\r\n:1\r\n" {
+				b.Fatalf("replies %q", got)
+			}
+		}
+	})
 }
