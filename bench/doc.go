@@ -4,6 +4,16 @@
 //	go run ./bench            # from the repository root; about 5 minutes
 //	go run ./bench -quick     # a smoke run with small counts
 //	go run ./bench -only hostile -baseline main  # only the hostile-tenant section (issue 25), printed; about 4 minutes
+//	go run ./bench -only floor -baseline main    # only the floor section (issue 27), printed; about 5 minutes
+//
+// The floor section (floor.go) builds limitproxy (../shared/tools/limitproxy
+// of the repository or of its main checkout, or -floor DIR; without it the
+// floor rows are skipped with the reason) in a temporary folder, starts it
+// over 5 redis-servers of its own, and measures SET NX PX through it, through
+// this tree's proxy N=5 and through the -baseline's, in turn within each run:
+// throughput at -P 1 and -P 16, p50 at one client, and each process's CPU
+// per request at -P 16; with LOCK.ACQUIRE beside SET NX PX on the proxy.
+// A full run appends it to the report.
 //
 // The hostile section (hostile.go) runs an honest tenant alone and beside
 // each hostile mix of issue 25 (pattern storms, parked waiters and session

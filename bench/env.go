@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 	"log"
@@ -15,8 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // env satisfies redistest.TB outside `go test`: failures end the program,
@@ -101,30 +98,52 @@ func (e *env) startBackends(n int) []string { return redistest.Addrs(redistest.S
 
 // startProxyWith is startProxy with more command-line arguments.
 func (e *env) startProxyWith(bin string, backends []string, extra ...string) *proxyProc {
+	// The backends were just started: with restart quarantine on they would
+	// not count for max_ttl. This measures throughput, not restarts.
+	args := []string{"-backends", strings.Join(backends, ","), "-max-clients", "20000", "-quarantine=false"}
+	return e.startServer(bin, "the proxy", append(args, extra...)...)
+}
+
+// startServer runs bin -listen ADDR args... on a free port and waits until
+// it answers PING; what names it in errors.
+func (e *env) startServer(bin, what string, args ...string) *proxyProc {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		e.Fatalf("%v", err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	// The backends were just started: with restart quarantine on they would
-	// not count for max_ttl. This measures throughput, not restarts.
-	cmd := exec.Command(bin, append([]string{"-listen", addr, "-backends", strings.Join(backends, ","), "-max-clients", "20000", "-quarantine=false"}, extra...)...)
+	cmd := exec.Command(bin, append([]string{"-listen", addr}, args...)...)
 	if err := cmd.Start(); err != nil {
-		e.Fatalf("starting the proxy: %v", err)
+		e.Fatalf("starting %s: %v", what, err)
 	}
 	p := &proxyProc{addr: addr, cmd: cmd}
 	e.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if err := c.Ping(context.Background()).Err(); err == nil || strings.HasPrefix(err.Error(), "NOAUTH") { // up (with users, unauthenticated)
+		if line := rawPing(addr); line == "+PONG" || strings.HasPrefix(line, "-NOAUTH") { // up (with users, unauthenticated)
 			return p
 		}
 		if time.Now().After(deadline) {
-			e.Fatalf("the proxy on %s did not answer", addr)
+			e.Fatalf("%s on %s did not answer", what, addr)
 		}
 	}
+}
+
+// rawPing sends an inline PING and returns the reply's first line: plain
+// RESP, since go-redis's HELLO handshake fails on servers that answer it
+// with +OK (limitproxy does).
+func rawPing(addr string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return ""
+	}
+	line, _ := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSpace(line)
 }
 
 // rss is the process's resident set size in bytes.

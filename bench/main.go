@@ -25,7 +25,10 @@ func main() {
 	handoffN := flag.Int("handoffs", 300, "release-to-waiter hand-offs measured")
 	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
 		"to tell a regression from the machine's noise")
-	only := flag.String("only", "", `run only this section: "hostile" (one hostile tenant beside an honest one, issue 25; printed, not written to -out)`)
+	only := flag.String("only", "", `run only this section, printed, not written to -out: "hostile" (one hostile tenant beside an honest one, issue 25) `+
+		`or "floor" (against limitproxy, issue 27)`)
+	floorDir := flag.String("floor", "", "limitproxy's source folder (default: "+floorSrc+" in the nearest ancestor of the repository "+
+		"or of its main checkout); \"off\" skips the floor rows")
 	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
 	hostileMix := flag.Int("hostile-load", -1, "internal: run this hostile mix against -hostile-addr until stdin closes (the hostile section's child process)")
 	hostileAddr := flag.String("hostile-addr", "", "internal: the proxy -hostile-load loads")
@@ -51,6 +54,10 @@ func main() {
 	defer e.close()
 	if *only == "hostile" {
 		fmt.Print(runHostile(e, root, *baseline, *hostileWindow))
+		return
+	}
+	if *only == "floor" {
+		fmt.Print(runFloor(e, root, *floorDir, *baseline, *runs, *requests))
 		return
 	}
 	check := func(err error) {
@@ -134,7 +141,7 @@ func main() {
 	m.add("handoff/p99", p99)
 
 	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
-		runHostile(e, root, *baseline, *hostileWindow)
+		runFloor(e, root, *floorDir, *baseline, *runs, *requests) + runHostile(e, root, *baseline, *hostileWindow)
 	fmt.Print(report)
 	path := *out
 	if !filepath.IsAbs(path) {
