@@ -1,7 +1,7 @@
 // Package backend connects the proxy to its Redis masters with go-redis,
 // and is the only package that does: Node is a quorum.Node (each engine
 // operation one embedded Lua script, batched per backend into one pipelined
-// write of at most 2048 locks of work, so one flood cannot hold a lone
+// write of at most 512 locks of work, so one flood cannot hold a lone
 // round's reply behind it; server error replies reported as *quorum.ReplyError), and PubSub a
 // wake.Link. It assumes each backend is an independent Redis master that
 // runs Lua scripts, and that nothing else writes the keys the proxy keeps.

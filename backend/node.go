@@ -152,8 +152,9 @@ func (n *Node) worker() {
 // maxBatchWork bounds one pipeline's work, in locks (a renewal counts one
 // per lease, any other operation one): a batch's replies all come back
 // when its last command ran, so a pipeline of ten thousand locks would
-// hold a lone round's answer as long as all of them take (issue 25).
-const maxBatchWork = 2048
+// hold a lone round's answer as long as all of them take (issue 25). With
+// 512, a round waits behind a few milliseconds of renewals at most.
+const maxBatchWork = 512
 
 // take removes the oldest queued operations, up to maxBatchWork locks of
 // work (at least one operation).

@@ -9,7 +9,7 @@ import (
 )
 
 // The waiters' beats: every session_tick one engine.QueueBeats renews the
-// places of all the server's parked waiters, one script per 512 waiters
+// places of all the server's parked waiters, one script per 128 waiters
 // per backend, instead of one quorum round per waiter (issue 25: 2750 idle
 // waiters drove the backends to 99k calls a second).
 

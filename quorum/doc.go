@@ -118,9 +118,9 @@
 // no (key, value) slot: it only extends where the holder's window is still
 // open, which is safe beside a release or extend of the same lock in either
 // order. The proxy renews its connection-bound (SESSION) locks with it.
-// Its scripts (512 locks each) go out in the caller's order, each waiting
+// Its scripts (128 locks each) go out in the caller's order, each waiting
 // as long as its own locks' shortest TTL allows. QueueBeats renews many
-// waiters' places in a fair queue the same way (one script per 512).
+// waiters' places in a fair queue the same way (one script per 128).
 //
 // A renewal also restores the lock on a node that lost it (restarted empty,
 // or paused past its TTL), with the same padded TTL, only where both the

@@ -13,7 +13,7 @@ const (
 )
 
 // QueueBeats renews many waiters' leases on their places (QueueBeat's
-// rules), in one operation per node for up to 512 waiters (scripts sent in
+// rules), in one operation per node for up to 128 waiters (scripts sent in
 // the same pipelined write), instead of one round per waiter. beats are
 // Key (the lock), Value (the waiter), TTL (the lease). It returns one
 // verdict per beat: BeatQueued, BeatGone or BeatUnknown.

@@ -20,11 +20,14 @@ type Lease struct {
 
 // maxLeasesPerOp bounds one renewal script on a backend: Redis runs a
 // script to its end before serving anything else, so a tick's renewals go
-// out as several scripts in the node's one pipelined write.
-const maxLeasesPerOp = 512
+// out as several scripts in the node's one pipelined write. A script of 128
+// locks holds a backend well under a millisecond (512 held it about 3 ms:
+// another tenant's lone round waited that long behind a flood of session
+// locks, issue 25).
+const maxLeasesPerOp = 128
 
 // Renew extends many locks at once, each on Extend's rules: one operation per
-// node carries every lease (in scripts of up to 512 locks, sent in the same
+// node carries every lease (in scripts of up to 128 locks, sent in the same
 // pipelined write, in the caller's order), instead of one round per lock;
 // each script waits for its nodes as long as its own locks' shortest TTL allows. It returns one error per
 // lease: nil when Q counting nodes extended it with more than the minimum
