@@ -96,10 +96,12 @@ each model step to the code's functions.
 model/sessions.pml models a session lock after its grant: its replica's renewals (naming the grant's round,
 restoring it on a backend that lost it), the holder's connection closing at any moment, however late the replica
 notices (the replica leaves the lock to its TTL, as a graceful shutdown does, or releases it naming its round), the
-holder re-attaching it through the other replica with a longer TTL (a new round), that replica's renewals, and
+holder re-attaching it through the other replica with a longer TTL (a new round), that replica's renewals or
+none (an extend from another connection, which notes a new round the same way), and
 another client's acquire with its rollback; the first replica's requests land in time, late or never. Checked
-exhaustively in CI: 2,943,240 states (MAXT=4, one renewal each), 0 errors; outside CI 27,335,106 states (MAXT=5,
-two renewals each) and 39,978,816 states with a backend restarting empty, 0 errors. Mutants the test shows
+exhaustively in CI: 3,584,975 states (MAXT=4, one renewal each), 0 errors; outside CI 27,335,106 states (MAXT=5,
+two renewals each) and 39,978,816 states with a backend restarting empty, 0 errors (both before the extend
+branch was added). Mutants the test shows
 caught: a release at close, a renewal or a re-attach that ignores the round (the value-only scripts a re-attach
 without rounds would have used: a late release deletes the moved lock, a late renewal shortens it).
 

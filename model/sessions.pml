@@ -19,7 +19,9 @@
  *    graceful shutdown) or releases it naming round 1 (sessions.closed);
  *  - the holder re-attaches through replica B with a longer TTL (TTLB > TTLA:
  *    an old renewal that still reached it would shorten it), noting round 2,
- *    and B renews it naming round 2;
+ *    and B renews it naming round 2, or never (an extend from another
+ *    connection: Engine.Extend notes a new round, as reattach.lua does, and
+ *    no session books it: its window is the one the extend promised);
  *  - another client (2) tries to take the lock, rolling back on failure.
  * Every request to a backend lands in time (its answer counts), or late, at
  * any later moment (after its round's verdict, uncounted), or never.
@@ -245,6 +247,9 @@ active proctype Replica_B() {
        RESET
      }
   :: atomic { !bookedB || i >= MAXREN || now >= untilB -> break }
+  :: atomic { bookedB -> break } /* or nothing renews it: an extend from another
+                                    connection (Engine.Extend notes a new round as
+                                    a re-attach does, and no session books it) */
   od
 }
 
