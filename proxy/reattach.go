@@ -32,6 +32,12 @@ import (
 // it reports whether it answered (the owner holds the lock, or the round
 // failed); false leaves the refusal to the caller.
 func (s *Server) reattach(c *request, a acquireArgs) bool {
+	// A client that hangs up before the answer may re-attach through
+	// another connection meanwhile: watched, its hang-up cancels this round
+	// (whose late landings then name a round nobody books), so this
+	// connection neither takes the lock over nor releases it at its close.
+	leave := c.peer.watchHangup()
+	defer leave()
 	start := time.Now()
 	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl)
 	s.track(c, kindExtend, start, g, err)
@@ -40,6 +46,10 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		return false // another owner's: the refusal stands
 	case err != nil:
 		c.writeErr(err)
+		return true
+	}
+	if err := c.peer.context().Err(); err != nil {
+		c.writeErr(err) // hung up as the round ended: booked nowhere here (see above)
 		return true
 	}
 	// The lock moves to this connection: a connection of the same owner
