@@ -103,7 +103,7 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpPExpireIfEq:
 		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
 	case quorum.OpReattach:
-		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
+		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
 	case quorum.OpRenew:
 		args := make([]any, 0, 4*len(*op.Leases)+1)
 		for _, l := range *op.Leases {

@@ -19,6 +19,29 @@ func (s *Server) track(c *request, kind roundKind, start time.Time, g quorum.Gra
 	c.grantsMu.Unlock()
 }
 
+// sessionsRenewed reports whether every one of the request's n grants is a
+// session lock (or a re-attach) whose window, as the renewer has moved it
+// since the round, still leaves the minimum validity: its reply may go out
+// late without promising more than is held. A re-attach cannot be rolled
+// back (the lock was the owner's before it), so answering it, once renewed,
+// is the only answer that leaves the lock with a connection that knows it
+// holds it.
+func (c *request) sessionsRenewed(now time.Time, n int) bool {
+	c.grantsMu.Lock()
+	ids := c.sessions
+	c.grantsMu.Unlock()
+	if len(ids) == 0 || len(ids) != n {
+		return false
+	}
+	for _, id := range ids {
+		end, ok := c.s.sessions.windowEnd(c.peer, id)
+		if !ok || !now.Add(c.s.engine.MinValidity()).Before(end) {
+			return false
+		}
+	}
+	return true
+}
+
 // settle runs immediately before a request's reply is written. A reply that
 // says "granted" may go out only while the caller's window, measured from
 // the command's arrival, still leaves the minimum validity: a pipeline
@@ -35,6 +58,9 @@ func (c *request) settle() {
 	lapsed := false
 	for _, g := range grants {
 		lapsed = lapsed || !now.Before(g.ReplyBy)
+	}
+	if lapsed && c.sessionsRenewed(now, len(grants)) {
+		lapsed = false
 	}
 	if !lapsed {
 		return

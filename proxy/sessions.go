@@ -303,6 +303,17 @@ func (ss *sessions) roundOf(p peer, id sessionKey) (string, bool) {
 	return "", false
 }
 
+// windowEnd is when p's session lock id's window ends, as last granted or
+// renewed, if p has it booked.
+func (ss *sessions) windowEnd(p peer, id sessionKey) (time.Time, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[p][id]; l != nil {
+		return l.until, true
+	}
+	return time.Time{}, false
+}
+
 // holds reports whether p has session locks booked.
 func (ss *sessions) holds(p peer) bool {
 	ss.mu.Lock()

@@ -146,7 +146,7 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID(), N: 1}, ttl)
 }
 
 // Overwrite sets key to value with ttl (padded) on every node where key is

@@ -133,6 +133,12 @@ func (f *fakeNode) extend(l Lease, renewal bool) bool {
 
 // reattach is OpReattach: extend, then note round as the lock's writer.
 func (f *fakeNode) reattach(op Op) bool {
+	f.mu.Lock()
+	bound := op.N == 1 && strings.HasSuffix(f.data[op.Key].round, BoundMark)
+	f.mu.Unlock()
+	if bound {
+		return false
+	}
 	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}, false) {
 		return false
 	}

@@ -116,7 +116,10 @@ const (
 	// writer (keeping its token): the lock moves to the connection that
 	// re-attached it (or, for an extend, out of any session), and the
 	// renewals and the release at close of the connection that booked it
-	// before, which name their own round, no longer reach it. OK: done.
+	// before, which name their own round, no longer reach it. With N 1 (a
+	// holder's LOCK.ACQUIRE ... SESSION), refused where the lock is
+	// connection-bound (its round ends with BoundMark): a SET NX lock is
+	// not made a session lock. OK: done.
 	OpReattach
 )
 

@@ -5,6 +5,8 @@
 -- the key (a lock-delay). The new round is the re-attaching connection's: the connection
 -- that booked the lock before renews it and releases it at its close only while the note
 -- names its own round, so once the lock moved, neither reaches it.
+-- With ARGV[5] "1" (a holder's LOCK.ACQUIRE ... SESSION, not an extend), a connection-bound
+-- lock (its note's round ends with "~") is refused: it is not made a session lock.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
@@ -12,8 +14,11 @@ end
 local pad, rest = 0, ""
 local note = redis.call("GET", KEYS[2])
 if note then
-  local _, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
+  local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
   pad, rest = tonumber(p) or 0, t or ""
+  if ARGV[5] == "1" and r and string.sub(r, -1) == "~" then
+    return 0
+  end
 end
 local ttl = redis.call("PTTL", KEYS[1])
 if ttl >= 0 and ttl <= pad then
