@@ -109,6 +109,9 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		for _, l := range *op.Leases {
 			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round)
 		}
+		if op.N != 1 {
+			return script(pexpireIfEqScript, append(args, "-")...) // a renewal that restores nothing
+		}
 		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...) // restore, noted with this lock-delay
 	case quorum.OpRead:
 		return script(getPTTLScript)

@@ -162,7 +162,7 @@ func TestReattachAgainstRedis(t *testing.T) {
 	}
 	// A restore (key and note absent) notes the lease's round.
 	leases := []quorum.Lease{{Key: "r", Value: "me", TTL: 30 * time.Second, Pad: 4 * time.Millisecond, Round: "mine"}}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: time.Second}); r.Err != nil {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: time.Second, N: 1}); r.Err != nil {
 		t.Fatal(r.Err)
 	}
 	if note := s.Client().Get(ctx, quorum.MetaKey("r")).Val(); note != "mine 4 0" {

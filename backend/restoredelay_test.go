@@ -19,7 +19,7 @@ func TestRenewalRestoreKeepsTheLockDelay(t *testing.T) {
 	n := newNode(t, s)
 	ctx := t.Context()
 	leases := []quorum.Lease{{Key: "k", Value: "s", TTL: 10 * time.Second, Pad: 10 * time.Millisecond}}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: 5 * time.Second}); r.Err != nil || r.Each == nil || (*r.Each)[0] {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: 5 * time.Second, N: 1}); r.Err != nil || r.Each == nil || (*r.Each)[0] {
 		t.Fatalf("restoring renewal = %+v; want not counted", r)
 	}
 	c := s.Client()
@@ -33,7 +33,7 @@ func TestRenewalRestoreKeepsTheLockDelay(t *testing.T) {
 		t.Fatalf("restored note's PTTL = %v, %v (key's %v); want the key's plus the 5s lock-delay", note, err, key)
 	}
 	// An extend of the restored lock keeps the delay.
-	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: 5 * time.Second}); r.Err != nil || !(*r.Each)[0] {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: 5 * time.Second, N: 1}); r.Err != nil || !(*r.Each)[0] {
 		t.Fatalf("renewal of the restored lock = %+v; want extended", r)
 	}
 	key, _ = c.PTTL(ctx, "k").Result()

@@ -425,3 +425,41 @@ func TestReview28LateReattachReplyKeepsTheLock(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// The lock moved from a connection on replica A to one on B (a re-attach);
+// its holder then releases it through B (LOCK.RELEASE answers 1). A still
+// has the old connection's booking until its next renewal finds the lock
+// gone, and a session renewal sets a lock again where both key and note
+// are absent (pexpireifeq.lua's restore): the released lock comes back on
+// every backend for a whole TTL, held by nobody, and another owner is
+// refused it.
+func TestReview28ReleasedAfterReattachStaysReleased(t *testing.T) {
+	const tick = 250 * time.Millisecond
+	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = tick }) // the default lock-delay: a released lock is free at once
+	_, addrB := h.Serve()
+	ctx := context.Background()
+	viaB := replicaAt(t, addrB)
+	for trial := range 5 {
+		key := fmt.Sprint("review28:released:", trial)
+		first := redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1})
+		token, err := first.Do(ctx, "LOCK.ACQUIRE", key, "o", 3000, "SESSION").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1})
+		if got, err := second.Do(ctx, "LOCK.ACQUIRE", key, "o", 3000, "SESSION").Int64(); err != nil || got != token {
+			t.Fatalf("re-attach through B = %d, %v; want %d", got, err, token)
+		}
+		if n, err := second.Do(ctx, "LOCK.RELEASE", key, "o").Int64(); err != nil || n != 1 {
+			t.Fatalf("LOCK.RELEASE through B = %d, %v; want 1", n, err)
+		}
+		released := time.Now()
+		time.Sleep(2 * time.Second) // A's renewer passes over the old booking (due a third into 3 s)
+		if ok, err := viaB.SetNX(ctx, key, "next", time.Second).Result(); err != nil || !ok {
+			t.Fatalf("trial %d: SET NX by another owner %v after the holder's release = %v, %v (holders of the old value: %d); want OK",
+				trial, time.Since(released).Round(time.Millisecond), ok, err, h.Holders(key, "o"))
+		}
+		_ = first.Close()
+		_ = second.Close()
+	}
+}

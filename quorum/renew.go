@@ -110,7 +110,36 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 			}
 		}
 	}
+	e.restore(batches, padded, errs, shortest)
 	return errs
+}
+
+// restore sets the leases this renewal extended on a quorum again on the
+// nodes that answered they did not hold them (a restart, a pause past the
+// TTL), where both key and note are absent. Only then: a lease no quorum
+// held in this very renewal may have been released (through another
+// replica, or by the holder it was re-attached to) and must not come back.
+// The restores are sent, not awaited: each node runs them before anything
+// sent to it later (a release after this renewal returns), and they count
+// in no renewal but later ones that find the lock held there.
+func (e *Engine) restore(batches []*renewBatch, padded []Lease, errs []error, shortest time.Duration) {
+	perNode := make([][]Lease, len(e.nodes))
+	for _, b := range batches {
+		for n, idx := range b.absent {
+			for _, j := range idx {
+				if i := b.from + j; errs[i] == nil {
+					perNode[n] = append(perNode[n], padded[i])
+				}
+			}
+		}
+	}
+	deadline := time.Now().Add(e.lockTimeout(shortest))
+	for n, leases := range perNode {
+		for from := 0; from < len(leases); from += maxLeasesPerOp {
+			part := leases[from:min(from+maxLeasesPerOp, len(leases))]
+			e.send([]int{n}, Op{Kind: OpRenew, Leases: &part, AuxTTL: e.opts.NativeLockDelay, N: 1}, deadline)
+		}
+	}
 }
 
 // renewBatch counts, per lease of one renewal operation, the counting nodes
@@ -120,7 +149,8 @@ type renewBatch struct {
 	ch       <-chan answer
 	from     int
 	yes, no  []int
-	counts   []bool // node j could count when the operation was sent
+	absent   [][]int // per node, the leases it did not extend (answered, not held there)
+	counts   []bool  // node j could count when the operation was sent
 	deadline time.Time
 }
 
@@ -133,7 +163,8 @@ func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *r
 	}
 	// A restored lock is noted with the native locks' lock-delay (session
 	// locks are LOCK.ACQUIRE's), as their acquire noted it.
-	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: &leases, AuxTTL: e.opts.NativeLockDelay}, b.deadline)
+	b.ch = e.send(nil, Op{Kind: OpRenew, Leases: &leases}, b.deadline)
+	b.absent = make([][]int, len(e.nodes))
 	return b
 }
 
@@ -163,6 +194,7 @@ func (b *renewBatch) add(a answer) {
 			b.yes[j]++
 		case !ok:
 			b.no[j]++
+			b.absent[a.node] = append(b.absent[a.node], j)
 		}
 	}
 }

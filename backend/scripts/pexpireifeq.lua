@@ -6,7 +6,8 @@
 -- lock's renewal), only while the note names that round: a lock its holder re-attached
 -- elsewhere (reattach.lua) is no longer this renewer's. The note then records ARGV[4i-1],
 -- the new padding, keeps a fenced lock's token, and keeps outliving the key by as much
--- as it did (a lock-delay). With one more ARGV (a session's renewal: the lock-delay in ms), a lock
+-- as it did (a lock-delay). With one more ARGV (a session's renewal: the lock-delay in ms;
+-- "-" when the engine asks for no restore: it asks only where a quorum still held the lock), a lock
 -- whose key and note are both absent here (never over another owner's key, nor during a
 -- lock-delay, whose note outlives its key) is set again with the same padded TTL, noted
 -- as a fenced lock's (round ARGV[4i], token 0: the holders that kept it keep the token),
@@ -14,7 +15,8 @@
 -- it is not counted in this renewal, only in the next ones that find it held.
 -- A session's renewal never shortens a TTL: a lock an extend set further out keeps it.
 -- Returns, per lock, 1 when extended, else 0.
-local restore = #ARGV % 4 == 1
+local renewal = #ARGV % 4 == 1
+local restore = renewal and ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
 local out = {}
 for i = 1, #KEYS / 2 do
@@ -34,7 +36,7 @@ for i = 1, #KEYS / 2 do
       if note and ttl > 0 then
         delay = math.max(0, redis.call("PTTL", meta) - ttl)
       end
-      if restore and ttl > ms then
+      if renewal and ttl > ms then
         ms = ttl
       end
       redis.call("PEXPIRE", key, ms)
