@@ -124,10 +124,10 @@ func TestReattachAgainstRedis(t *testing.T) {
 		t.Fatalf("fenced SetNX = %+v", r)
 	}
 	token := s.Client().Get(ctx, quorum.MetaKey("k")).Val()
-	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "other", TTL: time.Minute, Round: "new"}); r.OK {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "other", TTL: time.Minute, Round: "new", N: 1}); r.OK {
 		t.Fatalf("another owner's re-attach = %+v; want refused", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new"}); !r.OK || r.Err != nil {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new", N: 1}); !r.OK || r.Err != nil {
 		t.Fatalf("re-attach = %+v", r)
 	}
 	note := s.Client().Get(ctx, quorum.MetaKey("k")).Val()

@@ -33,14 +33,21 @@ type refusalBucket struct {
 	mu     sync.Mutex
 	tokens float64 // may go as low as -perSec: the debt is a second at most
 	at     time.Time
-	until  atomic.Int64 // UnixNano before which the user's connections wait; 0: none
+	until  atomic.Int64 // monotonic (since refusalEpoch) before which the user's connections wait; 0: none
 }
+
+// refusalEpoch is what refusalBucket.until counts from: time.Since reads
+// the monotonic clock, so a wall clock stepped back makes no one wait.
+var refusalEpoch = time.Now()
+
+// maxRefusalPause caps one wait: the debt is a second at most.
+const maxRefusalPause = time.Second
 
 // bucket is the budget a refusal on connection p of user draws on: the
 // user's, or, where no users are configured (everyone is the default user,
-// one application), the connection's own.
+// one application, with requirepass or without), the connection's own.
 func (b *refusalBudgets) bucket(user *User, p peer) *refusalBucket {
-	if user == nil {
+	if user == nil || user.Name == "default" { // no users (requirepass at most): one application
 		return p.refusalBucket()
 	}
 	v, ok := b.users.Load(user.Name)
@@ -65,7 +72,7 @@ func (b *refusalBudgets) spend(u *refusalBucket) {
 	u.tokens = max(u.tokens, -b.perSec)
 	u.at = now
 	if u.tokens < 0 {
-		u.until.Store(now.Add(time.Duration(-u.tokens / b.perSec * float64(time.Second))).UnixNano())
+		u.until.Store(int64(now.Sub(refusalEpoch) + time.Duration(-u.tokens/b.perSec*float64(time.Second))))
 	}
 }
 
@@ -76,7 +83,7 @@ func (u *refusalBucket) pause() time.Duration {
 	if until == 0 {
 		return 0
 	}
-	return time.Until(time.Unix(0, until))
+	return min(time.Duration(until)-time.Since(refusalEpoch), maxRefusalPause)
 }
 
 // refused draws one limit refusal of c from its budget.

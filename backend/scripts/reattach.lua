@@ -6,18 +6,24 @@
 -- that booked the lock before renews it and releases it at its close only while the note
 -- names its own round, so once the lock moved, neither reaches it.
 -- With ARGV[5] "1" (a holder's LOCK.ACQUIRE ... SESSION, not an extend), a connection-bound
--- lock (its note's round ends with "~") is refused: it is not made a session lock.
+-- lock (its note's round ends with "~") is refused: it is not made a session lock. Without
+-- it (an extend), a fenced lock whose token is not noted yet (note "<round> <pad> 0": its
+-- acquire's raise is still on its way, and notes the token only beside its own round)
+-- keeps its round.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
 end
-local pad, rest = 0, ""
+local pad, rest, round = 0, "", ARGV[4]
 local note = redis.call("GET", KEYS[2])
 if note then
   local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
   pad, rest = tonumber(p) or 0, t or ""
   if ARGV[5] == "1" and r and string.sub(r, -1) == "~" then
     return 0
+  end
+  if ARGV[5] ~= "1" and rest == " 0" and r then
+    round = r -- an extend of a fenced lock whose acquire has not noted its token yet: its raise names that round
   end
 end
 local ttl = redis.call("PTTL", KEYS[1])
@@ -29,5 +35,5 @@ if note and ttl > 0 then
   delay = math.max(0, redis.call("PTTL", KEYS[2]) - ttl)
 end
 redis.call("PEXPIRE", KEYS[1], ARGV[2])
-redis.call("SET", KEYS[2], ARGV[4] .. " " .. ARGV[3] .. rest, "PX", tonumber(ARGV[2]) + delay)
+redis.call("SET", KEYS[2], round .. " " .. ARGV[3] .. rest, "PX", tonumber(ARGV[2]) + delay)
 return 1
