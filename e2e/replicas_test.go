@@ -80,23 +80,7 @@ func isNoQuorum(err error) bool { return err != nil && strings.HasPrefix(err.Err
 // the lock while the retry's owner holds it.
 func TestRetryThroughAnotherReplicaSurvivesRollback(t *testing.T) {
 	servers := redistest.Start(t, 3)
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	var links []*toxiproxy.Proxy
-	for i, s := range servers[1:] {
-		p := toxiproxy.NewProxy(srv, fmt.Sprint("stall", i), "127.0.0.1:0", s.Addr)
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Stop)
-		links = append(links, p)
-	}
-	cfg := config.Default()
-	cfg.Listen, cfg.Quarantine, cfg.HealthInterval = "127.0.0.1:0", false, time.Minute
-	cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: links[0].Listen}, {Addr: links[1].Listen}}
-	h := harness.Of(t, servers, cfg)
-	_, addr1 := h.Serve()
-	h.Cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: servers[1].Addr}, {Addr: servers[2].Addr}}
-	_, addr2 := h.Serve()
+	h, links, addr1, addr2 := splitReplicas(t, servers, "stall", nil)
 	p1, p2 := replicaAt(t, addr1), replicaAt(t, addr2)
 	ctx := t.Context()
 	const key, ttl = "lock:retry", 5 * time.Second
@@ -139,4 +123,31 @@ func TestRetryThroughAnotherReplicaSurvivesRollback(t *testing.T) {
 	if n := h.Holders(key, "v"); n < 2 {
 		t.Fatalf("the retry's value is on %d backends, want at least B and C", n)
 	}
+}
+
+// splitReplicas starts two replicas over servers (three) in one harness: the first reaches
+// servers 1 and 2 through toxiproxy links (returned, to slow or stall),
+// the second reaches all three directly. mutate adjusts the configuration
+// both start from.
+func splitReplicas(t *testing.T, servers []*redistest.Server, name string, mutate func(*config.Config)) (h *harness.Harness, links []*toxiproxy.Proxy, slow, direct string) {
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	for i, s := range servers[1:] {
+		p := toxiproxy.NewProxy(srv, fmt.Sprint(name, i), "127.0.0.1:0", s.Addr)
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(p.Stop)
+		links = append(links, p)
+	}
+	cfg := config.Default()
+	cfg.Listen, cfg.Quarantine, cfg.HealthInterval = "127.0.0.1:0", false, time.Minute
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: links[0].Listen}, {Addr: links[1].Listen}}
+	h = harness.Of(t, servers, cfg)
+	_, slow = h.Serve()
+	h.Cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: servers[1].Addr}, {Addr: servers[2].Addr}}
+	_, direct = h.Serve()
+	return h, links, slow, direct
 }

@@ -13,10 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/Shopify/toxiproxy/v2"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/rs/zerolog"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
@@ -45,25 +42,10 @@ func respCommand(args ...string) []byte {
 // errors (a read timeout) is closed and sent again on a new connection.
 func TestReview28StaleReattachReleasesTheRetriedOne(t *testing.T) {
 	servers := redistest.Start(t, 3)
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	var links []*toxiproxy.Proxy
-	for i, s := range servers[1:] {
-		p := toxiproxy.NewProxy(srv, fmt.Sprint("slow", i), "127.0.0.1:0", s.Addr)
-		if err := p.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Stop)
-		links = append(links, p)
-	}
-	cfg := config.Default()
-	cfg.Listen, cfg.Quarantine, cfg.HealthInterval = "127.0.0.1:0", false, time.Minute
-	cfg.NodeTimeout, cfg.TimeoutFactor = harness.TestNodeTimeout, harness.TestTimeoutFactor
-	cfg.SessionTick, cfg.NativeLockDelay = 250*time.Millisecond, 0
-	cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: links[0].Listen}, {Addr: links[1].Listen}}
-	h := harness.Of(t, servers, cfg)
-	_, addrA := h.Serve()
-	h.Cfg.Backends = []config.Backend{{Addr: servers[0].Addr}, {Addr: servers[1].Addr}, {Addr: servers[2].Addr}}
-	_, addrB := h.Serve()
+	_, links, addrA, addrB := splitReplicas(t, servers, "slow", func(c *config.Config) {
+		c.NodeTimeout, c.TimeoutFactor = harness.TestNodeTimeout, harness.TestTimeoutFactor
+		c.SessionTick, c.NativeLockDelay = 250*time.Millisecond, 0
+	})
 	viaB := replicaAt(t, addrB)
 	ctx := context.Background()
 	const key, owner, ttl = "review28:stale", "owner", 4000
