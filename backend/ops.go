@@ -4,6 +4,7 @@ package backend
 // how its reply comes back.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,9 +29,9 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key)} // refused while waiters queue
 	case quorum.OpDelIfEq:
 		if op.Fair { // and tell whether waiters are queued
-			return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+			return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key), quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
 		}
-		return []string{op.Key, quorum.MetaKey(op.Key)}
+		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
 	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
 		return []string{quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
 	case quorum.OpQueueBeats:
@@ -45,7 +46,9 @@ func keysOf(op quorum.Op) []string {
 			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
 		}
 		return keys
-	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpDel, quorum.OpReattach:
+	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpDel, quorum.OpSetXX:
+		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
+	case quorum.OpReattach:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire: // refused while waiters queue
 		if op.Aux != "" {
@@ -101,33 +104,43 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		}
 		return script(delIfEqScript, op.Value)
 	case quorum.OpPExpireIfEq:
-		return script(pexpireIfEqScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round)
+		return script(extendScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
 	case quorum.OpReattach:
-		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
+		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.IfEq)
 	case quorum.OpRenew:
-		args := make([]any, 0, 4*len(*op.Leases)+1)
+		if op.N != 1 { // a renewal that restores nothing
+			args := make([]any, 0, 4*len(*op.Leases)+1)
+			for _, l := range *op.Leases {
+				args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round)
+			}
+			return script(pexpireIfEqScript, append(args, "-")...)
+		}
+		args := make([]any, 0, 5*len(*op.Leases)+1) // restore, noted with its token part and this lock-delay
 		for _, l := range *op.Leases {
-			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round)
+			token := cmp.Or(l.Token, "0") // not agreed: a fenced lock's note without its token
+			if l.Token == quorum.NoToken {
+				token = ""
+			}
+			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, token)
 		}
-		if op.N != 1 {
-			return script(pexpireIfEqScript, append(args, "-")...) // a renewal that restores nothing
-		}
-		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...) // restore, noted with this lock-delay
+		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...)
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:
 		return script(delScript)
 	case quorum.OpSetXX:
 		if op.IfEq != "" {
-			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.IfEq)
+			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.N, op.IfEq)
 		}
-		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad))
+		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.N)
 	case quorum.OpHashAcquire:
 		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)
 	case quorum.OpHashRelease:
 		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
 	case quorum.OpHashExtend:
 		return script(hashExtendScript, op.Value, ms(op.TTL))
+	case quorum.OpHashLease:
+		return script(hashLeaseScript, ms(op.TTL), [...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N])
 	case quorum.OpHashUnhold:
 		all := "1"
 		if op.N == 0 {
@@ -171,7 +184,7 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 			return quorum.Reply{Err: err}
 		}
 		return raiseReply(op.Kind, cmd.(*redis.Cmd).Val())
-	case quorum.OpPExpireIfEq, quorum.OpRenew, quorum.OpQueueBeats:
+	case quorum.OpRenew, quorum.OpQueueBeats:
 		if err != nil {
 			return quorum.Reply{Err: err}
 		}

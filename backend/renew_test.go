@@ -114,7 +114,9 @@ func TestLockDelayAgainstRedis(t *testing.T) {
 // TestReattachAgainstRedis: OpReattach extends the holder's lock and notes
 // the new round, keeping its token and its lock-delay lead; from then on a
 // renewal or a release that names the old round leaves the lock alone, and
-// ones that name the new round reach it. A restore notes its lease's round.
+// ones that name the new round reach it. It moves only a lock noting the
+// token it names (the one the engine read Q holders agree on). A restore
+// notes its lease's round.
 func TestReattachAgainstRedis(t *testing.T) {
 	s := redistest.Start(t, 1)[0]
 	n := newNode(t, s)
@@ -124,14 +126,18 @@ func TestReattachAgainstRedis(t *testing.T) {
 		t.Fatalf("fenced SetNX = %+v", r)
 	}
 	token := s.Client().Get(ctx, quorum.MetaKey("k")).Val()
-	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "other", TTL: time.Minute, Round: "new", N: 1}); r.OK {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "other", TTL: time.Minute, Round: "new"}); r.OK {
 		t.Fatalf("another owner's re-attach = %+v; want refused", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new", N: 1}); !r.OK || r.Err != nil {
+	_, tok, _ := strings.Cut(token, " 2 ")
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new", IfEq: tok + "0"}); r.OK {
+		t.Fatalf("re-attach naming another token than the noted one = %+v; want refused (a raise landed since the read)", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: time.Minute, Pad: 3 * time.Millisecond, Round: "new", IfEq: tok}); !r.OK || r.Err != nil {
 		t.Fatalf("re-attach = %+v", r)
 	}
 	note := s.Client().Get(ctx, quorum.MetaKey("k")).Val()
-	if _, tok, _ := strings.Cut(token, " 2 "); note != "new 3 "+tok {
+	if note != "new 3 "+tok {
 		t.Fatalf("note after re-attach = %q (before: %q); want the new round, the new padding, the same token", note, token)
 	}
 	if lead := s.Client().PTTL(ctx, quorum.MetaKey("k")).Val() - s.Client().PTTL(ctx, "k").Val(); lead < 9*time.Second {

@@ -4,6 +4,7 @@ package backend
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -86,23 +87,27 @@ func entryOf(val any) (quorum.Entry, error) {
 	return e, nil
 }
 
-// extendReply reads the extend script's reply: one 0 or 1 per lock, one
-// lock for an OpPExpireIfEq, op.Leases for an OpRenew or OpQueueBeats.
+// extendReply reads a batched renewal's reply: one 0 or 1 per lock of
+// op.Leases (OpRenew, OpQueueBeats).
 func extendReply(op quorum.Op, val any) quorum.Reply {
 	res, ok := val.([]any)
-	want := 1
-	if op.Kind == quorum.OpRenew || op.Kind == quorum.OpQueueBeats {
-		want = len(*op.Leases)
-	}
-	if !ok || len(res) != want {
+	if !ok || len(res) != len(*op.Leases) {
 		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the extend script: %v", val)}
 	}
-	if op.Kind == quorum.OpPExpireIfEq {
-		return quorum.Reply{OK: res[0] == int64(1)}
-	}
 	each := make([]bool, len(res))
+	var notes []string
 	for i, v := range res {
+		if s, ok := v.(string); ok && strings.HasPrefix(s, "+") { // a renewal: extended, with its note's token part
+			if notes == nil {
+				notes = make([]string, len(res))
+			}
+			each[i], notes[i] = true, strings.TrimPrefix(s[1:], " ")
+			continue
+		}
 		each[i] = v == int64(1)
+	}
+	if notes != nil {
+		return quorum.Reply{OK: true, Each: &each, Notes: &notes}
 	}
 	return quorum.Reply{OK: true, Each: &each}
 }

@@ -16,6 +16,8 @@ var (
 	delIfEqLua string
 	//go:embed scripts/pexpireifeq.lua
 	pexpireIfEqLua string
+	//go:embed scripts/extend.lua
+	extendLua string
 	//go:embed scripts/reattach.lua
 	reattachLua string
 	//go:embed scripts/getpttl.lua
@@ -26,6 +28,8 @@ var (
 	hashReleaseLua string
 	//go:embed scripts/hashextend.lua
 	hashExtendLua string
+	//go:embed scripts/hashlease.lua
+	hashLeaseLua string
 	//go:embed scripts/hashunhold.lua
 	hashUnholdLua string
 	//go:embed scripts/hashsetholds.lua
@@ -55,11 +59,13 @@ var (
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
 	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
+	extendScript       = redis.NewScript(extendLua)
 	reattachScript     = redis.NewScript(reattachLua)
 	getPTTLScript      = redis.NewScript(getPTTLLua)
 	hashAcquireScript  = redis.NewScript(hashAcquireLua)
 	hashReleaseScript  = redis.NewScript(hashReleaseLua)
 	hashExtendScript   = redis.NewScript(hashExtendLua)
+	hashLeaseScript    = redis.NewScript(hashLeaseLua)
 	hashUnholdScript   = redis.NewScript(hashUnholdLua)
 	hashSetHoldsScript = redis.NewScript(hashSetHoldsLua)
 	hashGetScript      = redis.NewScript(hashGetLua)

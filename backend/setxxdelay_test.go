@@ -29,3 +29,63 @@ func TestOverwriteBySameValueKeepsTheLockDelay(t *testing.T) {
 		t.Fatalf("after SET XX by the holder: PTTL k = %v, note %v, %v; want the new TTL and the note 5s longer (the lock-delay)", key, note, err)
 	}
 }
+
+// TestOverwritePinAgainstRedis: SET XX PX by the holder's own value keeps
+// the lock's round (a connection-bound lock stays in its session), so from
+// another connection than the booking one (N 1) it pins its promise for
+// exactly its TTL: the release at the booking
+// connection's close and the acquire's rollback leave the lock to it. An
+// overwrite with another value deletes the old value's pin, which would
+// otherwise keep a later lock of that value past its own release.
+func TestOverwritePinAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	ctx := t.Context()
+	rdb := s.Client()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "r1~", Pad: 7 * time.Millisecond}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK || r.Err != nil {
+		t.Fatalf("SetXX from the booking connection = %+v", r)
+	}
+	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 0 {
+		t.Error("SET XX from the booking connection (N 0) pinned the lock: its close would not release it")
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, N: 1}); !r.OK || r.Err != nil {
+		t.Fatalf("SetXX = %+v", r)
+	}
+	if pin, ttl := rdb.Get(ctx, quorum.PinKey("k")).Val(), rdb.PTTL(ctx, quorum.PinKey("k")).Val(); pin != "me" || ttl < 19*time.Second || ttl > 20*time.Second {
+		t.Errorf("pin after SET XX by the holder's value = %q for %v; want \"me\" for the 20 s promised", pin, ttl)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 100 * time.Millisecond, Round: "r2", Pad: 7 * time.Millisecond, N: 1}); !r.OK {
+		t.Fatalf("a shorter SetXX = %+v", r)
+	}
+	if ttl := rdb.PTTL(ctx, "k").Val(); ttl < 19*time.Second {
+		t.Errorf("SET XX PX 100 by the holder's value cut a connection-bound lock to %v; want it never shortened (its session renews it)", ttl)
+	}
+	if ttl := rdb.PTTL(ctx, quorum.PinKey("k")).Val(); ttl < 19*time.Second {
+		t.Errorf("SET XX PX 100 cut the pin of a connection-bound lock to %v; want the 20 s promised before kept", ttl)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "k", Value: "me", Round: "r1~"}); r.OK {
+		t.Error("the release at the booking connection's close deleted a lock SET XX promised 20 s")
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpUndo, Key: "k", Value: "me", Round: "r1~"}); r.OK {
+		t.Error("the rollback of the acquire deleted a lock SET XX promised 20 s")
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "other", TTL: 5 * time.Second, Round: "r3"}); !r.OK {
+		t.Fatalf("SetXX with another value = %+v", r)
+	}
+	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 0 {
+		t.Fatal("an overwrite with another value left the old value's pin")
+	}
+	// The old value's later lock is released at its close as usual.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: "k"}); !r.OK {
+		t.Fatalf("Del = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "r4~"}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "k", Value: "me", Round: "r4~"}); !r.OK {
+		t.Error("a later lock of the old value outlived its close: a stale pin kept it")
+	}
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
+
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
@@ -64,6 +66,63 @@ func TestExtendOnItsOwnConnectionKeepsTheSession(t *testing.T) {
 				}
 				if time.Now().After(deadline) {
 					t.Fatalf("the lock was not released when its connection closed: %v %v", ok, err)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+	}
+}
+
+// An extend from another connection or replica leaves the lock in its
+// session: it never shortens it (an extend to 300 ms of a lock renewed for
+// 1.5 s), the holder's replica keeps renewing it while the holder is
+// connected, and once the window the extend promised is over, the holder's
+// close releases it at once. (Its close inside that window leaves the lock
+// to it: TestReview31ExtendedBoundLockKeepsItsWindow.)
+func TestExtendFromElsewhereKeepsTheSession(t *testing.T) {
+	for _, how := range []string{"session", "bound"} {
+		t.Run(how, func(t *testing.T) {
+			h := boundHarnessWith(t, func(c *config.Config) { c.NativeLockDelay, c.LockDelay = 0, 0 })
+			ctx := t.Context()
+			_, addr2 := h.Serve()
+			a, c := oneConn(h), oneConn(h)
+			b := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
+			key := "ext-elsewhere:" + how
+			acquire := []any{"LOCK.ACQUIRE", key, "tokA", 1500, "SESSION"}
+			if how == "bound" {
+				acquire = []any{"SET", key, "tokA", "NX"}
+			}
+			if err := a.Do(ctx, acquire...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := b.Eval(ctx, harness.ExtendScript, []string{key}, "tokA", 300).Int(); err != nil || n != 1 {
+				t.Fatalf("extend to 300 ms from another replica = %d, %v; want 1", n, err)
+			}
+			for i, be := range h.Backend {
+				if ms := be.Client().PTTL(ctx, key).Val(); ms < 700*time.Millisecond {
+					t.Errorf("backend %d: TTL %v after an extend to 300 ms; want the session's longer TTL kept", i, ms)
+				}
+			}
+			start := time.Now()
+			for time.Since(start) < 6*sessionTick {
+				if ok, err := c.SetNX(ctx, key, "tokC", time.Minute).Result(); err == nil && ok {
+					t.Fatalf("another client took the lock %v after an extend from elsewhere, its holder connected (session_locks %s)",
+						time.Since(start).Round(time.Millisecond), sessionLocks(t, c))
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if n := sessionLocks(t, c); n != "1" {
+				t.Fatalf("session_locks %s on the holder's replica; want 1 (still its session lock)", n)
+			}
+			_ = a.Close()
+			deadline := time.Now().Add(3 * sessionTick)
+			for {
+				ok, err := c.SetNX(ctx, key, "tokC", time.Minute).Result()
+				if err == nil && ok {
+					return
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("the lock was not released at its holder's close, the extend's window long over: %v %v", ok, err)
 				}
 				time.Sleep(50 * time.Millisecond)
 			}

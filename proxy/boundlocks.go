@@ -78,12 +78,14 @@ func (s *Server) releaseLock(ctx context.Context, key, owner string) error {
 	return s.engine.Release(ctx, key, owner)
 }
 
-// extendLock extends key held by owner for c: from the connection that
-// booked it as a session lock, within that session (ExtendRound: its
-// renewals go on, its close releases it); from anywhere else, out of every
-// session (Extend notes a new round): it is then a timed lock whose window
-// is the one this extend promised, which no connection's renewals shorten
-// and no connection's close releases. A lock moved elsewhere since this
+// extendLock extends key held by owner for c. Either way the lock stays
+// in the session (or connection-bound booking) it is in, renewed while
+// that connection lives, and no renewal shortens the window the extend
+// promised. From the connection that booked it (ExtendRound), its close
+// releases it. From anywhere else (Extend), the extend pins its promise:
+// the booking connection's close leaves the lock to its TTL while the
+// window this extend answered for is open. An extend that fails or lapses
+// changes nothing the holder counts on. A lock moved elsewhere since this
 // connection booked it is extended the second way.
 func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (quorum.Grant, error) {
 	id := sessionKey{key, owner}
@@ -93,11 +95,7 @@ func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (q
 			return g, err
 		}
 	}
-	g, err := s.engine.Extend(c.ctx, key, owner, ttl)
-	if err == nil {
-		s.unbook(key, owner) // no connection's session here any more: its renewals would only fail
-	}
-	return g, err
+	return s.engine.Extend(c.ctx, key, owner, ttl)
 }
 
 // unbook takes key's lock held by owner (by any owner when owner is "")

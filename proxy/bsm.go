@@ -32,25 +32,25 @@ func (s *Server) bsmObtain(c *request, keys [][]byte, value string, tokenLen []b
 		c.writeErr(respError("ERR bsm/redislock obtain: ARGV[2] must be the token's length, a whole number"))
 		return
 	}
-	var done []string
+	var grants []quorum.Grant // the acquires taken, to roll back
 	for _, k := range keys {
 		start := time.Now()
 		g, err := s.engine.Acquire(c.ctx, string(k), value, ttl)
 		s.track(c, kindAcquire, start, g, err)
 		if errors.Is(err, quorum.ErrTaken) {
-			s.releaseAll(c, done, value)
+			revokeAll(grants)
 			s.bsmReobtain(c, keys, value, n, ttl)
 			return
 		}
 		if err != nil {
-			s.releaseAll(c, done, value)
+			revokeAll(grants)
 			c.writeErr(err)
 			return
 		}
-		done = append(done, string(k))
+		grants = append(grants, g)
 	}
 	if len(keys) > 1 && ttl-time.Since(c.arrived) <= s.engine.MinValidity() {
-		s.releaseAll(c, done, value)
+		revokeAll(grants)
 		c.writeErr(respError("NOQUORUM the keys were acquired one by one, but that took longer than the lock's TTL allows; released"))
 		return
 	}

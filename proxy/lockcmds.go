@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -58,7 +59,9 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 	case !req.HasTTL:
 		c.writeErr(respError("ERR a lock renewal needs a TTL: SET key value IFEQ value PX <ms>"))
 	default:
-		s.renewSet(c, req, s.engine.Extend)
+		s.renewSet(c, req, func(_ context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
+			return s.extendLock(c, key, value, ttl) // from the booking connection: no pin
+		})
 	}
 }
 
@@ -73,7 +76,10 @@ func (s *Server) setXX(c *request, req setArgs) {
 	case !req.HasTTL:
 		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))
 	default:
-		s.renewSet(c, req, s.engine.Overwrite)
+		s.renewSet(c, req, func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
+			_, own := s.sessions.roundOf(c.peer, sessionKey{key, value})
+			return s.engine.Overwrite(ctx, key, value, ttl, !own) // pinned unless from the booking connection
+		})
 	}
 }
 

@@ -22,7 +22,13 @@ const (
 // the client more than the minimum validity); extend needs every key held;
 // release counts the keys it freed.
 func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, ttl time.Duration) {
-	var done []string
+	if kind == multiExtend && !s.holdsAll(c, keys, value) {
+		return
+	}
+	var (
+		done   []string
+		grants []quorum.Grant // the acquires taken, to roll back
+	)
 	for _, k := range keys {
 		key := string(k)
 		start := time.Now()
@@ -46,7 +52,7 @@ func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, 
 		}
 		if err != nil {
 			if kind == multiAcquire {
-				s.releaseAll(c, done, value)
+				revokeAll(grants)
 			}
 			if errors.Is(err, quorum.ErrTaken) || errors.Is(err, quorum.ErrNotHeld) {
 				c.wr.WriteInt(0)
@@ -55,19 +61,43 @@ func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, 
 			c.writeErr(err)
 			return
 		}
-		done = append(done, key)
+		done, grants = append(done, key), append(grants, g)
 	}
 	if kind == multiAcquire && ttl-time.Since(c.arrived) <= s.engine.MinValidity() {
-		s.releaseAll(c, done, value)
+		revokeAll(grants)
 		c.writeErr(respError("NOQUORUM the keys were acquired one by one, but that took longer than the lock's TTL allows; released"))
 		return
 	}
 	c.wr.WriteInt(len(done))
 }
 
-// releaseAll frees the keys an unfinished multi-key acquire took.
-func (s *Server) releaseAll(c *request, keys []string, value string) {
-	for _, k := range keys {
-		_ = s.releaseLock(c.ctx, k, value)
+// revokeAll rolls back the keys an unfinished multi-key acquire took: each
+// grant's round is undone (undo.lua), which deletes only what that round
+// wrote and leaves a lock an extend from another connection pinned
+// meanwhile to the window that extend answered 1 for. A release by value
+// here would take such a lock from under the extend's caller.
+func revokeAll(grants []quorum.Grant) {
+	for _, g := range grants {
+		g.Revoke()
 	}
+}
+
+// holdsAll reads every key before a multi-key extend and answers 0 when one
+// is not held by value: an extend changes nothing then, as node-redlock's
+// script on one Redis, and pins no promise (PinKey) on the keys before it
+// that would keep them past their holder's close. It tells whether the
+// extend may go on (false: the reply is written).
+func (s *Server) holdsAll(c *request, keys [][]byte, value string) bool {
+	for _, k := range keys {
+		e, err := s.engine.Get(c.ctx, string(k))
+		if err != nil {
+			c.writeErr(err)
+			return false
+		}
+		if !e.Found || e.Value != value {
+			c.wr.WriteInt(0)
+			return false
+		}
+	}
+	return true
 }

@@ -107,7 +107,11 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 		return
 	}
 	start := time.Now()
-	g, err := s.engine.AcquireFenced(c.ctx, a.key, a.owner, a.ttl)
+	acquire := s.engine.AcquireFenced
+	if a.session {
+		acquire = s.engine.AcquireSession // a lock the session renews: no extend shortens it
+	}
+	g, err := acquire(c.ctx, a.key, a.owner, a.ttl)
 	s.track(c, kindAcquire, start, g, err)
 	switch {
 	case err == nil:

@@ -44,6 +44,9 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	switch {
 	case errors.Is(err, quorum.ErrNotHeld):
 		return false // another owner's: the refusal stands
+	case errors.Is(err, quorum.ErrTokenUnsettled):
+		c.writeErr(errReattachUnsettled)
+		return true
 	case err != nil:
 		c.writeErr(err)
 		return true
@@ -79,5 +82,7 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	}
 	return true
 }
+
+var errReattachUnsettled = respError("NOQUORUM the lock is held by this owner, but its holders do not note one token yet (its acquire may still be running); nothing moved: send LOCK.ACQUIRE again")
 
 var errReattachNoToken = respError("NOQUORUM re-attached, but its holders do not agree on its token yet; send LOCK.ACQUIRE again")

@@ -181,7 +181,9 @@ func (ss *sessions) closed(c peer) {
 				return
 			case errors.Is(err, quorum.ErrNotHeld):
 				// Gone, or its holder re-attached it elsewhere (the nodes
-				// name another round now): not this connection's to release.
+				// name another round now), or an extend from another
+				// connection pinned the window it promised: not this
+				// connection's to release.
 				ss.s.opts.logger.Debug("a session lock of a closed connection was no longer held by its round; nothing released",
 					ss.s.sessionAttrs(l, err)...)
 				return

@@ -70,9 +70,13 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
 	queued := false
+	acquire := s.engine.AcquireWaiting
+	if a.session {
+		acquire = s.engine.AcquireSession // a lock the session renews: no extend shortens it
+	}
 	for {
 		start := time.Now()
-		g, err := s.engine.AcquireWaiting(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl)
+		g, err := acquire(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl)
 		s.track(c, kindAcquire, start, g, err)
 		var rerr *quorum.RoundError
 		switch {
@@ -105,7 +109,14 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 				woken = true
 			case <-beat.gone:
 				if queued {
-					queued, woken = false, true // its lease ran out (a pause, a partition): queue again, at the back
+					// Its lease ran out (a pause, a partition): queue again, at the
+					// back. Its old place goes first: where it survived (a node
+					// that had not purged it), a new add (ZADD NX) would keep its
+					// old, smaller ticket there, ahead of waiters that queued
+					// meanwhile (model/queue.pml found it). Each node runs the
+					// removal before the add sent after it.
+					s.engine.Dequeue(a.key, a.owner)
+					queued, woken = false, true
 				}
 			case <-expired.C:
 				s.leaveQueue(a, queued)
@@ -154,7 +165,8 @@ func (s *Server) releaseFair(ctx context.Context, key, owner string) error {
 
 // releaseRound is releaseFair for a session lock whose connection closed:
 // only while the nodes still name the round its connection booked (its
-// holder may have re-attached it elsewhere: then it is not released).
+// holder may have re-attached it elsewhere: then it is not released) and
+// no extend from another connection pinned the window it promised.
 func (s *Server) releaseRound(ctx context.Context, key, owner, round string) error {
 	waiters, err := s.engine.ReleaseRound(ctx, key, owner, round)
 	if waiters {

@@ -36,6 +36,18 @@ func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.
 	return e.AcquireWaiting(ctx, key, value, ttl)
 }
 
+// AcquireSession is AcquireWaiting for a SESSION lock, which the caller
+// renews while its connection lives: the round's id carries SessionMark,
+// noted beside the lock, so that no extend shortens it (extend.lua) below
+// what the session's renewals keep.
+func (e *Engine) AcquireSession(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	return e.acquire(ctx, Op{Kind: OpSetNX, Fair: true, Key: key, Value: value, Aux: TokenKey, AuxTTL: e.opts.NativeLockDelay,
+		Round: e.newRoundID() + SessionMark}, ttl)
+}
+
 // AcquireWaiting is AcquireFenced for a waiter queued with Enqueue under
 // its owner's name, value: it may set the lock only where value is at the
 // head of key's queue. When the
@@ -63,8 +75,13 @@ func (e *Engine) AcquireBound(ctx context.Context, key, value string, ttl time.D
 	return e.acquire(ctx, Op{Kind: OpSetNX, Key: key, Value: value, AuxTTL: e.opts.LockDelay, Round: e.newRoundID() + BoundMark}, ttl)
 }
 
-// BoundMark ends the round id of a connection-bound lock (AcquireBound).
-const BoundMark = "~"
+// BoundMark ends the round id of a connection-bound lock (AcquireBound),
+// SessionMark a SESSION lock's (AcquireSession, Reattach): a lock a session
+// renews, which no extend shortens.
+const (
+	BoundMark   = "~"
+	SessionMark = "@"
+)
 
 // Bound reports whether a read string lock was taken by AcquireBound: the
 // round its holders carry is marked so.
@@ -108,25 +125,32 @@ func (e *Engine) acquire(ctx context.Context, op Op, ttl time.Duration) (Grant, 
 	return Grant{}, rerr
 }
 
-// Extend sets the TTL of key to ttl (padded for drift) on every node where it
-// holds value. Like Acquire it needs Q agreeing nodes and more than the minimum
-// validity left; unlike Acquire it rolls nothing back: a partly extended lock
-// only delays other owners until its TTL. Errors as for Release, plus
-// ErrValiditySpent.
+// Extend sets key's TTL to ttl (padded for drift) on every node where it
+// holds value, never shortening a lock a session renews (its round carries
+// BoundMark or SessionMark). Like Acquire it needs Q agreeing nodes
+// and more than the minimum validity left; unlike Acquire it rolls nothing
+// back: a partly extended lock only delays other owners until its TTL.
+// Errors as for Release, plus ErrValiditySpent.
+//
+// The lock keeps its round: a session (or connection-bound) lock extended
+// from another connection stays its session's, renewed while that
+// connection lives, so an extend that fails, lapses or reaches only some
+// nodes changes nothing its holder counts on. Where it extends the lock it
+// also pins its promise (PinKey): the release at the close of the session's
+// connection, and the rollback of the acquire that took it, leave the lock
+// to its TTL while the pin lasts, so the window this extend answers for
+// holds whichever connection closes.
 func (e *Engine) Extend(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value, N: 1}, ttl)
 }
 
 // ExtendRound is Extend for the connection a session lock is booked on:
 // only where the lock's note still names round (the round it booked), and
-// keeping that round, so the lock stays that connection's session lock.
-// Extend, by contrast, notes a new round: an extend from anywhere else takes
-// the lock out of its session (the renewals and the release at close of the
-// connection that booked it no longer reach it), a timed lock whose window
-// is the one the extend promised.
+// without a pin, so the lock stays that connection's session lock through
+// and through: released when that connection closes, as its holder asked.
 func (e *Engine) ExtendRound(ctx context.Context, key, value string, ttl time.Duration, round string) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
@@ -134,30 +158,24 @@ func (e *Engine) ExtendRound(ctx context.Context, key, value string, ttl time.Du
 	return e.extend(ctx, Op{Kind: OpPExpireIfEq, Key: key, Value: value, Round: round}, ttl)
 }
 
-// Reattach is Extend for the holder of a session lock that reconnected
-// (to this replica or another) and takes it over: it also notes a new round
-// as the lock's writer where it extends it (keeping its token), and the
-// Grant carries that round for the new connection's renewals and release
-// (Lease.Round, ReleaseRound). The renewals and the release at close of the
-// connection that held it before name the old round: they no longer reach
-// it, so a connection that closes late cannot delete the lock its holder
-// now holds through another, nor shorten it.
-func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
-	if err := reservedKey(key); err != nil {
-		return Grant{}, err
-	}
-	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID(), N: 1}, ttl)
-}
-
 // Overwrite sets key to value with ttl (padded) on every node where key is
 // a lock (a string with a TTL), whoever holds it: SET XX PX, by which
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
-// without such a key fails with ErrNotHeld.
-func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+// without such a key fails with ErrNotHeld. Where the lock already holds
+// value, it keeps its round (and session) and, with pin (sent from another
+// connection than the one that booked it), pins its promise as Extend does.
+func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration, pin bool) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID()}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), N: boolN(pin)}, ttl)
+}
+
+func boolN(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // OverwriteIfEq sets key to value with ttl (padded) on every node where
@@ -171,7 +189,7 @@ func (e *Engine) OverwriteIfEq(ctx context.Context, key, held, value string, ttl
 	if held == "" {
 		return Grant{}, ErrNotHeld
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID()}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID(), N: 1}, ttl)
 }
 
 // extend runs an extend round of op with Extend's rules.

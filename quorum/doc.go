@@ -54,6 +54,21 @@
 // already have ended). Extends are not rolled back: a lock extended on a
 // minority only delays other owners until its TTL.
 //
+// No extend, renewal or re-attach shortens the TTL of a lock a session
+// renews (its round carries BoundMark or SessionMark), and an extend keeps
+// the lock's round: it never moves a session lock out of the session
+// that renews it, so an extend that fails or lapses takes nothing from the
+// holder. An extend from outside the session (Extend, not ExtendRound)
+// pins its promise beside the lock (PinKey, for the TTL it answered for);
+// the release at the session's close (ReleaseRound) and an acquire's
+// rollback delete nothing a live pin names (the close strips the session's
+// mark from such a lock's round: a timed lock from then on), and every
+// other release deletes the pin with the lock. Overwrite (SET XX) with the
+// holder's value keeps the round and pins too; with another value it
+// deletes the pin (TestExtendPinAgainstRedis, TestOverwritePinAgainstRedis,
+// TestReview31ExtendedBoundLockKeepsItsWindow,
+// TestReview3xFailedExtendKeepsTheSession, TestReview37*).
+//
 // # Quarantine
 //
 // A node that restarted empty, or that was first seen younger than the
@@ -172,8 +187,18 @@
 // tokens from one counter per node for all keys (TokenKey), so that tokens
 // cost constant memory; the acquire notes the lock as fenced at once, and
 // the raise notes the token beside the lock on the nodes that hold it, and
-// needs Q of them, so that a read quorum of the lock's holders includes one
-// that noted it (TokenOf: the largest noted).
+// needs Q of them. A read answers a token only when Q holders of the lock's
+// round note it (TokenOf, Entry.Agreed): one holder may keep a token its
+// lock does not (an outbid raise's, where the last raise missed it), and the
+// last raise's token on fewer than Q (the acquire failed, or its other
+// holders are unreachable) is not proven either; then none is answered. A
+// renewal's restore notes the token the renewal's holders agreed on (else
+// "none yet", which yields to the others' tokens). A re-attach moves a lock
+// only once Q holders note one token, and only those holders (Reattach).
+// Not closed yet: a reader racing a fenced acquire between its first raise
+// (outbid) and its second may be answered the first raise's token while the
+// grant answers the second (model/tokens.pml, SCEN_READ): a token no grant
+// answered, read by someone other than the holder.
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,
 // and one lock has exactly one token however many readers, on however
@@ -287,6 +312,7 @@
 // closes (ReleaseRound) and its re-attach through another replica
 // (Reattach), and shows that a release, renewal or re-attach that ignores
 // the round hands the lock to another client inside its holder's window.
+// model/tokens.pml models fencing tokens (fence, raise, tendCounters, TokenOf).
 // model/README.md says
 // what is verified, with which bounds, and what is not modelled yet.
 package quorum

@@ -28,6 +28,10 @@ var (
 	// ErrValiditySpent: a quorum agreed but the round took so long that the
 	// caller would be left less than the minimum validity.
 	ErrValiditySpent = errors.New("validity spent")
+	// ErrTokenUnsettled: a re-attach found no token that Q holders of the
+	// lock note (a fenced acquire's raise, or a first TokenOf, still on its
+	// way): it moved nothing; asking again later settles it (Reattach).
+	ErrTokenUnsettled = errors.New("token not settled")
 	// ErrInvalidTTL: a TTL that is not positive.
 	ErrInvalidTTL = errors.New("quorum: ttl must be positive")
 	// ErrTTLTooLong: a TTL above the engine's maximum (WithMaxTTL).

@@ -114,42 +114,6 @@ func (f *fakeNode) raiseLocked(key string, n int64) {
 	f.counters[key] = true
 }
 
-// extend is the extend script on one lock: l.Key's TTL set while it holds
-// l.Value and its holder's window is open; a renewal never shortens it.
-func (f *fakeNode) extend(l Lease, renewal bool) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e, ok := f.data[l.Key]
-	if !ok || e.value != l.Value || time.Until(e.expiry) <= e.pad || l.Round != "" && e.round != l.Round {
-		return false // not held, or the holder's window is over, or not this round's
-	}
-	if left := time.Until(e.expiry); renewal && left > l.TTL {
-		l.TTL = left
-	}
-	f.setTTLs = append(f.setTTLs, l.TTL)
-	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL), round: e.round, pad: l.Pad, token: e.token, note: e.note}
-	return true
-}
-
-// reattach is OpReattach: extend, then note round as the lock's writer.
-func (f *fakeNode) reattach(op Op) bool {
-	f.mu.Lock()
-	bound := op.N == 1 && strings.HasSuffix(f.data[op.Key].round, BoundMark)
-	f.mu.Unlock()
-	if bound {
-		return false
-	}
-	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}, false) {
-		return false
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e := f.data[op.Key]
-	e.round = op.Round
-	f.data[op.Key] = e
-	return true
-}
-
 // counter is the value of a counter key on the node.
 func (f *fakeNode) counter(key string) int64 {
 	f.mu.Lock()
@@ -242,7 +206,7 @@ func (f *fakeNode) callCount(op string) int {
 
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
-	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach",
+	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach", OpHashLease: "hashlease",
 	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
@@ -321,6 +285,10 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		if !held || v != op.Value || f.data[op.Key].round != op.Round {
 			return Reply{}
 		}
+		if f.pinned(op.Key, op.Value) {
+			f.unmark(op.Key)
+			return Reply{}
+		}
 		delete(f.data, op.Key)
 		return Reply{OK: true}
 	case OpDelIfEq:
@@ -329,10 +297,14 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if op.Round != "" && f.data[op.Key].round != op.Round {
+		if op.Round != "" && (f.data[op.Key].round != op.Round || f.pinned(op.Key, op.Value)) {
+			if f.data[op.Key].round == op.Round {
+				f.unmark(op.Key)
+			}
 			return Reply{}
 		}
 		delete(f.data, op.Key)
+		delete(f.data, PinKey(op.Key))
 		if op.Fair {
 			q := f.queueLocked(op.Key)
 			delete(q, op.Value)
@@ -344,13 +316,13 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 	case OpQueueTail, OpEnqueue, OpQueueBeat, OpDequeue:
 		return f.applyQueue(op)
 	case OpPExpireIfEq:
-		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad, Round: op.Round}, false)}
+		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad, Round: op.Round}, op.N == 1, false)}
 	case OpReattach:
 		return Reply{OK: f.reattach(op)}
 	case OpRenew:
 		each := make([]bool, len(*op.Leases))
 		for i, l := range *op.Leases {
-			each[i] = f.extend(l, true)
+			each[i] = f.extend(l, false, true)
 		}
 		return Reply{OK: true, Each: &each}
 	case OpRead:
@@ -368,6 +340,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 	case OpDel:
 		f.mu.Lock()
 		delete(f.data, op.Key)
+		delete(f.data, PinKey(op.Key))
 		f.mu.Unlock()
 		return Reply{OK: held}
 	}

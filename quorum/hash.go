@@ -244,6 +244,25 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	return StillHeld, nil
 }
 
+// The ways LeaseHash sets a TTL.
+const (
+	LeaseMax = iota // never shorter: a lease anyone may send cannot cut a holder's window
+	LeaseSet        // exactly, as PEXPIRE: a shorter one is a force release
+	LeaseMin        // only shorter (PEXPIRE's LT): a force release
+)
+
+// LeaseHash sets the TTL of hash lock key to ttl (padded) as how says
+// (LeaseMax, LeaseSet, LeaseMin) on every node where it is a lock, whoever
+// holds it: RedissonMultiLock's lease, sent after it took its members,
+// names no owner. ErrNotHeld when a quorum did not set it. Extend's other
+// rules.
+func (e *Engine) LeaseHash(ctx context.Context, key string, ttl time.Duration, how int64) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	return e.extend(ctx, Op{Kind: OpHashLease, Key: key, N: how}, ttl)
+}
+
 // ExtendHash sets the TTL of hash lock key to ttl (padded) on every node
 // where owner holds it, with Extend's rules.
 func (e *Engine) ExtendHash(ctx context.Context, key, owner string, ttl time.Duration) (Grant, error) {

@@ -11,8 +11,10 @@ import (
 const (
 	// InternalPrefix starts every key the engine keeps for itself.
 	InternalPrefix = "__redlock:"
-	// metaPrefix + a lock key is a hash beside each lock: field r, the round
-	// that wrote the lock; field p, the padding of its TTL in ms.
+	// metaPrefix + a lock key is the note beside each lock, a string
+	// "<round> <pad>[ <token>]": the round that wrote the lock, the padding
+	// of its TTL in ms, a fenced lock's token; it outlives the lock by the
+	// lock-delay.
 	metaPrefix = InternalPrefix + "m:"
 	// IntactKey (no TTL) holds the run_id of the backend when an engine
 	// marked it intact; see NodeInfo.Intact.
@@ -43,11 +45,18 @@ func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 
+// PinKey is the promise an extend from outside a lock's session made
+// (Extend, or Overwrite with the holder's value): it holds the lock's value for the TTL that extend answered 1
+// for, and while it does, neither the release at the close of the
+// connection that booked the lock (ReleaseRound) nor the rollback of its
+// acquire deletes the lock: it lives out that window.
+func PinKey(key string) string { return InternalPrefix + "x:" + key }
+
 // DBPrefix starts the keys of the lock namespaces a proxy serves beside
 // database 0 (SELECT n): NamespaceKey(n, key) is "__redlock:db<n>:" + key.
 // They are clients' keys, not the engine's: locks, notes, counters and
 // queues work on them as on any key. The engine's own names never start
-// with it (m:, w:, q:, ql:, intact, counters, token, max_ttl), and a
+// with it (m:, w:, q:, ql:, x:, intact, counters, token, max_ttl), and a
 // proxy refuses every client name under InternalPrefix, so the mapping is
 // injective: no client key of database 0 is a key of another database.
 const DBPrefix = InternalPrefix + "db"

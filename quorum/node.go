@@ -75,12 +75,12 @@ type OpKind uint8
 // The single-node operations a round is made of.
 const (
 	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set. With Aux (a token counter): also INCR it, noting the count beside the lock and Round as its writer; Token: the count
-	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round); OK: deleted
-	OpPExpireIfEq                   // set Key's TTL if it holds Value and the holder's window is open (with a Round, only where the lock's note names it); OK: done
-	OpUndo                          // delete Key if it holds Value written by Round (a rollback); OK: deleted
+	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round, and no extend pinned it, PinKey); OK: deleted
+	OpPExpireIfEq                   // set Key's TTL (never shorter for a lock a session renews: BoundMark, SessionMark) if it holds Value and the holder's window is open (with a Round, only where the lock's note names it; with N 1, also pin the promise, PinKey); OK: done
+	OpUndo                          // delete Key if it holds Value written by Round and no extend pinned it (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
 	OpDel                           // delete Key whatever it holds; OK: it existed
-	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); OK: done
+	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); the same value keeps the round and pins (PinKey) for TTL, another drops the pin; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
 	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL
@@ -112,15 +112,20 @@ const (
 	// per lease, whether the waiter is still queued there.
 	OpQueueBeats
 
-	// OpReattach is OpPExpireIfEq that also notes Round as the lock's
-	// writer (keeping its token): the lock moves to the connection that
-	// re-attached it (or, for an extend, out of any session), and the
-	// renewals and the release at close of the connection that booked it
-	// before, which name their own round, no longer reach it. With N 1 (a
-	// holder's LOCK.ACQUIRE ... SESSION), refused where the lock is
-	// connection-bound (its round ends with BoundMark): a SET NX lock is
-	// not made a session lock. OK: done.
+	// OpReattach (a holder's LOCK.ACQUIRE ... SESSION) is OpPExpireIfEq
+	// that also notes Round as the lock's writer (keeping its token): the
+	// lock moves to the connection that re-attached it, and the renewals
+	// and the release at close of the connection that booked it before,
+	// which name their own round, no longer reach it. Refused where the
+	// lock is connection-bound (its round ends with BoundMark): a SET NX
+	// lock is not made a session lock. OK: done.
 	OpReattach
+
+	// OpHashLease sets hash lock Key's TTL to TTL whoever holds it
+	// (RedissonMultiLock's owner-less lease), as N says: LeaseMax never
+	// shorter, LeaseSet exactly, LeaseMin only shorter. OK: set (with
+	// LeaseMax: the lock is there).
+	OpHashLease
 )
 
 // Op is one single-node operation.
@@ -164,13 +169,14 @@ type Op struct {
 // Reply is one node's answer to an Op.
 type Reply struct {
 	OK    bool
-	Entry Entry   // OpRead, OpHashGet
-	N     int64   // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
-	Pre   int64   // OpHashRelease: the holds before, -1 when answered from the latch
-	Token int64   // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
-	Own   bool    // OpRaise: the counter was last written by this op's Round
-	Noted bool    // OpRaise with a lock: the lock holds Value and now notes the token
-	Each  *[]bool // OpRenew: per lease, whether it was extended
+	Entry Entry     // OpRead, OpHashGet
+	N     int64     // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
+	Pre   int64     // OpHashRelease: the holds before, -1 when answered from the latch
+	Token int64     // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
+	Own   bool      // OpRaise: the counter was last written by this op's Round
+	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token
+	Each  *[]bool   // OpRenew: per lease, whether it was extended
+	Notes *[]string // OpRenew: per lease extended, the token part of its note there ("", "<token>", "=<token>"; "0": none yet)
 	Err   error
 }
 
@@ -190,6 +196,10 @@ type Entry struct {
 	Token int64
 	// Round is the round that wrote a string lock (reads with its note).
 	Round string
+	// Agreed counts the holders of the lock's round whose note carries
+	// this Note and Token exactly (reads with notes): a token Q holders
+	// note is settled, one raise in flight cannot change it (Reattach).
+	Agreed int
 }
 
 // KeyType is the Redis type of a key as reads report it.

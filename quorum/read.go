@@ -141,10 +141,11 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
 	var (
-		found  Entry
-		fenced int64         // the largest token a fenced acquire's raise noted
-		fixed  map[int64]int // holders per token fixed by a first TokenOf
-		kind   = NoteNone
+		found   Entry
+		fenced  map[int64]int // holders per token a fenced acquire's raise noted
+		fixed   map[int64]int // holders per token fixed by a first TokenOf
+		kind    = NoteNone
+		pending bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
 	)
 	// The same value may be held by two locks at once: a released lock's
 	// copy left on a node its release did not reach, and a new owner's
@@ -160,10 +161,16 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 			if lockRound != nil && v.Round != *lockRound {
 				continue
 			}
-			switch v.Note {
-			case NoteFenced:
-				fenced, kind = max(fenced, v.Token), NoteFenced
-			case NoteFixed:
+			switch {
+			case v.Note == NoteFenced && v.Token == 0:
+				pending = true
+			case v.Note == NoteFenced:
+				if fenced == nil {
+					fenced = map[int64]int{}
+				}
+				fenced[v.Token]++
+				kind = NoteFenced
+			case v.Note == NoteFixed:
 				if fixed == nil {
 					fixed = map[int64]int{}
 				}
@@ -171,10 +178,19 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 			}
 		}
 	}
-	// A fenced lock's token is the largest noted (its last raise noted it
-	// on Q holders, earlier raises noted smaller ones). A fixed token is
-	// the lock's only once Q holders agree on it: before that, none is.
-	found.Token, found.Note = fenced, kind
+	// A token is the lock's only once Q holders note it: a fenced lock's
+	// last raise noted its token on Q holders, and an earlier raise's (one
+	// that was outbid), or a holder the last raise missed, notes a smaller
+	// one, which never has Q when the last one does. Read on fewer, a token
+	// could be one the lock does not keep (the larger one of a raise that
+	// reached fewer than Q, or a stale smaller one whose other holders are
+	// unreachable): then none is answered.
+	found.Token, found.Note = 0, kind
+	for token, n := range fenced {
+		if n >= e.quorum {
+			found.Token = token
+		}
+	}
 	for token, n := range fixed {
 		if kind == NoteNone && n >= e.quorum {
 			found.Token, found.Note = token, NoteFixed
@@ -183,11 +199,26 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 	if kind == NoteNone && found.Token == 0 && len(fixed) > 0 {
 		found.Note = NoteFixed // being fixed: TokenOf decides
 	}
+	// A fenced note without a token says only that a fenced acquire's
+	// raise has not noted one there (yet, or since a renewal restored the
+	// lock on a node that lost it, its holders not agreeing on a token):
+	// it yields to a token other holders note, fixed or fenced, and keeps
+	// a lock whose holders note none from being fixed (its token may be
+	// one a grant answered: a restored copy cannot tell).
+	if pending && found.Note == NoteNone {
+		found.Note = NoteFenced
+	}
 	if lockRound != nil {
 		found.Round = *lockRound
 	}
 	if mixed {
 		found.Token, found.Note = 0, NoteFenced // no round has Q holders: no token to answer, none to fix
+	}
+	for _, a := range answers {
+		if v := a.reply.Entry; v.Found && entryID(v, presence) == id && (lockRound == nil || v.Round == *lockRound) &&
+			v.Note == found.Note && v.Token == found.Token && !mixed {
+			found.Agreed++
+		}
 	}
 	slices.Sort(ttls)
 	slices.Reverse(ttls)

@@ -32,7 +32,8 @@ func (e *Engine) ReleaseFair(ctx context.Context, key, value string) (waiters bo
 // connection closed: it deletes key only where it holds value and its note
 // names round, the grant's or re-attach's the connection booked
 // (Grant.Round). A lock its holder re-attached through another connection
-// (Reattach) is left alone; the caller hears ErrNotHeld.
+// (Reattach), or whose pin (PinKey) an extend from another connection left
+// open, is left alone; the caller hears ErrNotHeld.
 func (e *Engine) ReleaseRound(ctx context.Context, key, value, round string) (waiters bool, err error) {
 	if err := reservedKey(key); err != nil {
 		return false, err

@@ -16,7 +16,15 @@ type Lease struct {
 	Key, Value string
 	TTL, Pad   time.Duration
 	Round      string
+	// Token is what a restore notes beside the lock (Renew sets it): the
+	// token part of the note Q holders agreed on in the renewal, "<token>"
+	// fenced, "=<token>" fixed, or NoToken; "" when they did not agree: a
+	// fenced lock's note without its token, which yields to theirs.
+	Token string
 }
+
+// NoToken is Lease.Token for a lock whose holders note no token.
+const NoToken = "-"
 
 // maxLeasesPerOp bounds one renewal script on a backend: Redis runs a
 // script to its end before serving anything else, so a tick's renewals go
@@ -45,8 +53,9 @@ const maxLeasesPerOp = 128
 // during a lock-delay. A restored node does not count in the renewal that
 // restored it, only in later ones that find the lock held there, so a lock
 // held on exactly a quorum after a fault is back on every node and
-// survives one more. Its note is a fenced lock's with token 0 (the holders
-// that kept it keep its token), outliving the key by NativeLockDelay. A renewal that lands after its lock was
+// survives one more. Its note carries the token Q holders noted in this
+// renewal (else a fenced lock's note without one, which yields to the
+// holders' tokens on a read), outliving the key by NativeLockDelay. A renewal that lands after its lock was
 // released would restore it: the caller releases a lock it renews only
 // after its renewal round ended (a renewal delayed beyond its deadline on
 // a stalled node can still restore it there, until its TTL).
@@ -114,6 +123,20 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 	return errs
 }
 
+// note counts a counting holder's token part for lease j ("0", a fenced
+// lock's note without its token, says nothing).
+func (b *renewBatch) note(j int, n string) {
+	switch {
+	case n == "0":
+	case b.agree[j] == 0:
+		b.notes[j], b.agree[j] = cmp.Or(n, NoToken), 1
+	case b.notes[j] == cmp.Or(n, NoToken):
+		b.agree[j]++
+	default:
+		b.split[j] = true
+	}
+}
+
 // restore sets the leases this renewal extended on a quorum again on the
 // nodes that answered they did not hold them (a restart, a pause past the
 // TTL), where both key and note are absent. Only then: a lease no quorum
@@ -128,7 +151,11 @@ func (e *Engine) restore(batches []*renewBatch, padded []Lease, errs []error, sh
 		for n, idx := range b.absent {
 			for _, j := range idx {
 				if i := b.from + j; errs[i] == nil {
-					perNode[n] = append(perNode[n], padded[i])
+					l := padded[i]
+					if !b.split[j] && b.agree[j] >= e.quorum {
+						l.Token = b.notes[j] // the token Q holders note, never a guess
+					}
+					perNode[n] = append(perNode[n], l)
 				}
 			}
 		}
@@ -149,15 +176,19 @@ type renewBatch struct {
 	ch       <-chan answer
 	from     int
 	yes, no  []int
-	absent   [][]int // per node, the leases it did not extend (answered, not held there)
-	counts   []bool  // node j could count when the operation was sent
+	absent   [][]int  // per node, the leases it did not extend (answered, not held there)
+	notes    []string // per lease, the token part of its note the counting nodes that extended it agree on
+	agree    []int    // how many of them note it
+	split    []bool   // they do not agree
+	counts   []bool   // node j could count when the operation was sent
 	deadline time.Time
 }
 
 func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *renewBatch {
 	now := time.Now()
 	b := &renewBatch{e: e, from: from, yes: make([]int, len(leases)), no: make([]int, len(leases)),
-		counts: make([]bool, len(e.nodes)), deadline: now.Add(timeout)}
+		counts: make([]bool, len(e.nodes)), deadline: now.Add(timeout),
+		notes: make([]string, len(leases)), agree: make([]int, len(leases)), split: make([]bool, len(leases))}
 	for i := range e.nodes {
 		b.counts[i] = e.counts(i, now)
 	}
@@ -192,6 +223,9 @@ func (b *renewBatch) add(a answer) {
 		switch {
 		case ok && counts:
 			b.yes[j]++
+			if a.reply.Notes != nil && len(*a.reply.Notes) == len(b.yes) {
+				b.note(j, (*a.reply.Notes)[j])
+			}
 		case !ok:
 			b.no[j]++
 			b.absent[a.node] = append(b.absent[a.node], j)

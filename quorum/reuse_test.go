@@ -67,8 +67,11 @@ func TestSameValueStaleFencedCopyFirstToken(t *testing.T) {
 }
 
 // A session lock restored on two of three nodes (each lost it and a
-// renewal set it again, noted with no round and token 0) keeps the token
-// its one original holder notes: restores never make holders "mixed".
+// renewal set it again). Noted "no token yet" (the renewal's holders did
+// not agree on one), they leave the one original holder's token unproven:
+// one holder may keep a stale token (a raise that missed it), so none is
+// answered rather than a token the lock may not keep. Noted with the token
+// Q holders agreed on (as Renew's restore writes it), they answer it.
 func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 	fs, ns := fakes(3)
 	e := newEngine(t, ns)
@@ -78,31 +81,37 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The raise notes the token on a quorum; the node it reaches last may
-	// lag on a loaded machine. Keep one node that noted it as the original
+	// lag on a loaded machine: wait for all, keep node 0 as the original
 	// holder and make the others restored copies.
-	original := -1
-	waitFor(t, "the token noted on a node", func() bool {
-		for i, f := range fs {
+	const original = 0
+	waitFor(t, "the token noted on every node", func() bool {
+		for _, f := range fs {
 			f.mu.Lock()
 			tok := f.data["restored"].token
 			f.mu.Unlock()
-			if tok == g.Token {
-				original = i
-				return true
+			if tok != g.Token {
+				return false
 			}
 		}
-		return false
+		return true
 	})
-	for i, f := range fs {
-		if i == original {
-			continue
+	restore := func(token int64) {
+		for i, f := range fs {
+			if i == original {
+				continue
+			}
+			f.mu.Lock()
+			l := f.data["restored"]
+			l.token, l.note = token, NoteFenced
+			f.data["restored"] = l
+			f.mu.Unlock()
 		}
-		f.mu.Lock()
-		l := f.data["restored"]
-		l.round, l.token, l.note = "", 0, NoteFenced
-		f.data["restored"] = l
-		f.mu.Unlock()
 	}
+	restore(0)
+	if en, err := e.TokenOf(ctx, "restored"); err != nil || en.Token != 0 {
+		t.Fatalf("TokenOf = %+v, %v; want no token (one holder's is unproven)", en, err)
+	}
+	restore(g.Token)
 	if en, err := e.TokenOf(ctx, "restored"); err != nil || en.Token != g.Token {
 		t.Fatalf("TokenOf = %+v, %v; want the lock's token %d", en, err, g.Token)
 	}

@@ -1,7 +1,11 @@
 -- Compare-and-delete: remove KEYS[1] (and its note KEYS[2]) only while it still holds ARGV[1]
 -- (and, with a round ARGV[2], a session lock's release at its connection's close, only while
 -- the note names that round: a lock its holder re-attached elsewhere is not this release's).
--- With the lock's fair queue (KEYS[3], and the waiters' leases KEYS[4]), the holder
+-- The release at a close also leaves the lock alone while an extend from another connection
+-- pinned its promise (KEYS[3] holds ARGV[1]: extend.lua): the lock then lives out the TTL
+-- that extend answered 1 for, as a timed lock (its note's round loses the session's mark).
+-- Any release that deletes the lock deletes the pin with it.
+-- With the lock's fair queue (KEYS[4], and the waiters' leases KEYS[5]), the holder
 -- ARGV[1] also leaves the queue, where it waited under its own name.
 -- Returns 1 when deleted (2 when waiters are queued, to be woken), 0 when the key is
 -- absent or holds another value.
@@ -10,15 +14,27 @@ local function ours()
     return true
   end
   local note = redis.call("GET", KEYS[2])
-  return note ~= false and string.sub(note, 1, #ARGV[2] + 1) == ARGV[2] .. " "
+  local mine = note ~= false and string.sub(note, 1, #ARGV[2] + 1) == ARGV[2] .. " "
+  if redis.call("GET", KEYS[3]) == ARGV[1] then
+    -- An extend from elsewhere promised the lock a window: left to its TTL. No session
+    -- renews it from now on, so its note loses the session's mark: reads show its TTL,
+    -- and a later extend sets that TTL as it would a timed lock's.
+    local mark = string.sub(ARGV[2], -1)
+    local ttl = redis.call("PTTL", KEYS[2])
+    if mine and (mark == "~" or mark == "@") and ttl > 0 then
+      redis.call("SET", KEYS[2], string.sub(ARGV[2], 1, -2) .. string.sub(note, #ARGV[2] + 1), "PX", ttl)
+    end
+    return false
+  end
+  return mine
 end
 if redis.call("GET", KEYS[1]) == ARGV[1] and ours() then
-  redis.call("DEL", KEYS[2])
+  redis.call("DEL", KEYS[2], KEYS[3])
   redis.call("DEL", KEYS[1])
-  if #KEYS > 2 then
-    redis.call("ZREM", KEYS[3], ARGV[1])
+  if #KEYS > 3 then
     redis.call("ZREM", KEYS[4], ARGV[1])
-    if redis.call("ZCARD", KEYS[3]) > 0 then
+    redis.call("ZREM", KEYS[5], ARGV[1])
+    if redis.call("ZCARD", KEYS[4]) > 0 then
       return 2
     end
   end

@@ -1,27 +1,34 @@
--- Compare-and-extend, for each lock i (one or many: a session's batched renewal): set
--- KEYS[2i-1]'s TTL to ARGV[4i-2] ms only while it holds ARGV[4i-3] and its holder's window
--- is still open. The key's TTL was padded for clock drift by the amount its note KEYS[2i]
--- ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
--- window is over, as on one Redis the key would be gone. With a round ARGV[4i] (a session
--- lock's renewal), only while the note names that round: a lock its holder re-attached
--- elsewhere (reattach.lua) is no longer this renewer's. The note then records ARGV[4i-1],
--- the new padding, keeps a fenced lock's token, and keeps outliving the key by as much
--- as it did (a lock-delay). With one more ARGV (a session's renewal: the lock-delay in ms;
--- "-" when the engine asks for no restore: it asks only where a quorum still held the lock), a lock
--- whose key and note are both absent here (never over another owner's key, nor during a
--- lock-delay, whose note outlives its key) is set again with the same padded TTL, noted
--- as a fenced lock's (round ARGV[4i], token 0: the holders that kept it keep the token),
--- its note outliving the key by the lock-delay as an acquire's does;
--- it is not counted in this renewal, only in the next ones that find it held.
--- A session's renewal never shortens a TTL: a lock an extend set further out keeps it.
--- Returns, per lock, 1 when extended, else 0.
-local renewal = #ARGV % 4 == 1
-local restore = renewal and ARGV[#ARGV] ~= "-"
+-- A session's renewal (Engine.Renew), for each lock i (a batch: one script per 128 due locks;
+-- ARGV in fours per lock, value, ms, padding, round, s = 4i-4 below; a restore's in fives,
+-- with the token part of the lock's note fifth, s = 5i-5):
+-- make KEYS[2i-1] live at least ARGV[s+2] ms only while it holds ARGV[s+1] and its holder's
+-- window is still open. The key's TTL was padded for clock drift by the amount its note
+-- KEYS[2i] ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
+-- window is over, as on one Redis the key would be gone. With a round ARGV[s+4], only while
+-- the note names that round: a lock its holder re-attached elsewhere (reattach.lua) is no
+-- longer this renewer's. A renewal never shortens a TTL: a lock an extend or a re-attach set
+-- further out keeps it, and its note the larger padding. The note then records the padding,
+-- keeps its round and a fenced lock's token, and keeps outliving the key by as much as it
+-- did (a lock-delay).
+-- The last ARGV is the restore's lock-delay in ms, or "-" when the engine asks for no restore
+-- (it asks only where a quorum still held the lock, quorum/renew.go restore): a lock whose key
+-- and note are both absent here (never over another owner's key, nor during a lock-delay,
+-- whose note outlives its key) is set again with the same padded TTL, noted with round
+-- ARGV[s+4] and the token part ARGV[s+5] the engine read Q holders agree on in the renewal
+-- before ("" none, "<token>", "=<token>"; "0", a fenced lock's without its token, when they did
+-- not agree: the holders that kept it keep the token), its note outliving the key by the
+-- lock-delay as an acquire's does; it is not counted in this renewal, only in the next ones
+-- that find it held.
+-- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", or nothing)
+-- when extended, else 0.
+local restore = ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
+local stride = restore and 5 or 4
 local out = {}
 for i = 1, #KEYS / 2 do
   local key, meta = KEYS[2 * i - 1], KEYS[2 * i]
-  local value, ms, newpad, want = ARGV[4 * i - 3], tonumber(ARGV[4 * i - 2]), ARGV[4 * i - 1], ARGV[4 * i]
+  local s = stride * (i - 1)
+  local value, ms, newpad, want = ARGV[s + 1], tonumber(ARGV[s + 2]), ARGV[s + 3], ARGV[s + 4]
   out[i] = 0
   if redis.call("GET", key) == value then
     local round, pad, rest = "", 0, ""
@@ -36,16 +43,20 @@ for i = 1, #KEYS / 2 do
       if note and ttl > 0 then
         delay = math.max(0, redis.call("PTTL", meta) - ttl)
       end
-      if renewal and ttl > ms then
-        ms = ttl
+      if ttl > ms then
+        ms, newpad = ttl, math.max(pad, tonumber(newpad))
       end
       redis.call("PEXPIRE", key, ms)
       redis.call("SET", meta, round .. " " .. newpad .. rest, "PX", ms + delay)
-      out[i] = 1
+      out[i] = "+" .. rest
     end
   elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
     redis.call("SET", key, value, "PX", ms)
-    redis.call("SET", meta, want .. " " .. newpad .. " 0", "PX", ms + restoreDelay)
+    local token = ARGV[s + 5]
+    if token ~= "" then
+      token = " " .. token
+    end
+    redis.call("SET", meta, want .. " " .. newpad .. token, "PX", ms + restoreDelay)
   end
 end
 return out

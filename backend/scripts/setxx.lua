@@ -3,24 +3,46 @@
 -- Where the lock already holds ARGV[1] (its holder keeping it), the note keeps its round
 -- and the token given to the lock (a fenced acquire's or one a first token read fixed):
 -- one lock, one token; and it keeps outliving the key by as much as it did (a lock-delay).
--- Only a string with a TTL is a lock: any other key is left alone. With ARGV[5], only a
--- lock holding ARGV[5] is overwritten (compare-and-set).
+-- A lock a session renews (its round ends with "~" or "@") is never shortened, as by an
+-- extend (extend.lua): its holder counts on it while its connection lives.
+-- Keeping the round keeps a connection-bound lock in its session, so an overwrite from
+-- another connection than the one that booked it (ARGV[5] "1") also pins its promise as an
+-- extend from elsewhere does (extend.lua): KEYS[3] holds ARGV[1] for exactly ARGV[2] ms, and
+-- the release at the close of the booking connection leaves the lock to the TTL this
+-- overwrite answered OK for. An overwrite with another value ends the old holder's lock: its
+-- pin, which names the old value, goes with it.
+-- Only a string with a TTL is a lock: any other key is left alone. With ARGV[6], only a
+-- lock holding ARGV[6] is overwritten (compare-and-set).
 -- Returns 1 when overwritten, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1]) > 0
-    and (ARGV[5] == nil or redis.call("GET", KEYS[1]) == ARGV[5]) then
-  local note, delay = ARGV[3] .. " " .. ARGV[4], 0
-  if redis.call("GET", KEYS[1]) == ARGV[1] then
+    and (ARGV[6] == nil or redis.call("GET", KEYS[1]) == ARGV[6]) then
+  local note, delay, same = ARGV[3] .. " " .. ARGV[4], 0, redis.call("GET", KEYS[1]) == ARGV[1]
+  local ms, renewed = tonumber(ARGV[2]), false
+  if same then
     local old = redis.call("GET", KEYS[2])
     if old then
-      local round, rest = string.match(old, "^(%S*) %d+(.*)$")
+      local round, pad, rest = string.match(old, "^(%S*) (%d+)(.*)$")
       if round then
-        note = round .. " " .. ARGV[4] .. rest
-        delay = math.max(0, redis.call("PTTL", KEYS[2]) - redis.call("PTTL", KEYS[1]))
+        local ttl = redis.call("PTTL", KEYS[1])
+        local mark = string.sub(round, -1)
+        local newpad = ARGV[4]
+        renewed = mark == "~" or mark == "@"
+        if renewed and ttl > ms then
+          ms, newpad = ttl, math.max(tonumber(pad), tonumber(ARGV[4])) -- a session's lock: never shortened, as by an extend
+        end
+        note = round .. " " .. newpad .. rest
+        delay = math.max(0, redis.call("PTTL", KEYS[2]) - ttl)
       end
     end
   end
-  redis.call("SET", KEYS[1], ARGV[1], "PX", ARGV[2])
-  redis.call("SET", KEYS[2], note, "PX", tonumber(ARGV[2]) + delay)
+  redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
+  redis.call("SET", KEYS[2], note, "PX", ms + delay)
+  if not same then
+    redis.call("DEL", KEYS[3])
+  elseif ARGV[5] == "1" and not (renewed and redis.call("GET", KEYS[3]) == ARGV[1]
+      and redis.call("PTTL", KEYS[3]) >= tonumber(ARGV[2])) then
+    redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[2]) -- a session's pin never shortened
+  end
   return 1
 end
 return 0

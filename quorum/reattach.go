@@ -1,0 +1,54 @@
+package quorum
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Reattach is Extend for the holder of a session lock that reconnected
+// (to this replica or another) and takes it over: it also notes a new round
+// as the lock's writer where it extends it (keeping its token), and the
+// Grant carries that round for the new connection's renewals and release
+// (Lease.Round, ReleaseRound). The renewals and the release at close of the
+// connection that held it before name the old round: they no longer reach
+// it, so a connection that closes late cannot delete the lock its holder
+// now holds through another, nor shorten it.
+//
+// The lock moves only once its token is settled: a read first finds the
+// token Q holders of its round note (ErrTokenUnsettled when none is: a
+// fenced acquire's raise may still be on its way, or a first TokenOf), and
+// the round moves only the holders that note exactly that one. A raise
+// notes a token only beside its own acquire's round, so once a holder
+// moved, none lands there; and the acquire's success needs Q holders to
+// note its last token before they move. Either the acquire's last token
+// is the one the re-attach moved (both answer it), or the acquire fails:
+// never a lock whose holders keep two tokens, the larger on fewer than Q
+// (whose counters a later grant may not exceed).
+func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
+	switch {
+	case err != nil:
+		return Grant{}, err
+	case !v.Found || v.Value != value || v.Type != TypeString:
+		return Grant{}, ErrNotHeld
+	case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0:
+		return Grant{}, ErrTokenUnsettled
+	}
+	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID() + SessionMark, IfEq: v.noteToken()}, ttl)
+}
+
+// noteToken is the token part of a lock's note as the backends keep it:
+// "" none, "<token>" a fenced acquire's, "=<token>" fixed by a TokenOf.
+func (v Entry) noteToken() string {
+	switch v.Note {
+	case NoteFenced:
+		return strconv.FormatInt(v.Token, 10)
+	case NoteFixed:
+		return "=" + strconv.FormatInt(v.Token, 10)
+	}
+	return ""
+}
