@@ -86,6 +86,7 @@ var (
 // and argument layout was checked against the client's source text, in the
 // versions named (issue 12); the texts themselves are not kept here.
 var knownSHAsOnly = map[string]scriptKind{
+	redissonMultiLease:                         scriptHashLeaseAll,           // Redisson 3.52 RedissonMultiLock's lease (RedissonExpirable's PEXPIRE of every KEY)
 	"175897a4e379e99e79a54937be09226f76cdcfe5": scriptSpringObtain,           // Spring Integration RedisLockRegistry 6.1.0-7.1.x
 	"6d2bc6d16248df19e144841297222544e3c7800a": scriptSpringObtain,           // Spring 5.5.13-6.0.x
 	"8426c8df41c64d8177dce3ecbbe9146ef3759cd2": scriptSpringObtain,           // Spring 5.4.0-5.5.12
@@ -114,6 +115,7 @@ const (
 	redissonSpinUnlock323   = "5b9e58d1bcb8498e14aa1d5b49a1ca5b90748946"
 	redissonSpinUnlock352   = "73ac2729af29ea9a975f95e8097f7ee9a74cce3d"
 	redissonSpinForceUnlock = "51b433c3cc9a6ca991b3aefec63d23490c246318"
+	redissonMultiLease      = "3fd750e0b43af99dbd223e5523718f18cded3664"
 )
 
 // knownTexts are exact script texts seen from real clients (CLIENTS.md).

@@ -121,9 +121,8 @@ var families = []family{
 	// script, then sets each one's TTL with RedissonExpirable's generic
 	// PEXPIRE script (3fd750e0), which names no owner.
 	{object: "Redisson RedissonMultiLock with a lease", version: "3.52", renews: true, forceRelease: true, members: []member{
-		m(rLock, roleAcquire), m("3fd750e0b43af99dbd223e5523718f18cded3664", roleLease), m(rUnlock, roleRelease),
-		m(rBatch, roleRenew), m(rForce, roleForceRelease)},
-		gap: "its members are taken with RLock's lock script, which cannot be told apart from an RLock's; its lease script is refused as unknown (issue 26)"},
+		m(rLock, roleAcquire), m(redissonMultiLease, roleLease), m(rUnlock, roleRelease),
+		m(rBatch, roleRenew), m(rForce, roleForceRelease)}},
 }
 
 // missing is the first thing family f lacks to be served whole: a role it

@@ -16,6 +16,7 @@ var kindRole = map[scriptKind]role{
 	scriptFencedTryAcquire: roleAcquire, scriptSpringObtain: roleAcquire, scriptBsmObtain: roleAcquire,
 	scriptForceUnlock: roleForceRelease, scriptSpringDeleteNotify: roleForceRelease,
 	scriptOwnerPTTL: roleRead, scriptBsmPTTL: roleRead,
+	scriptHashLeaseAll: roleLease,
 }
 
 // Every family is served whole (its acquire, release, renew where the

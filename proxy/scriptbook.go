@@ -48,6 +48,7 @@ const (
 	scriptBsmRefresh                                   // bsm/redislock v0.10: every KEY extended to ARGV[2] ms if all hold ARGV[1]; +OK or nil
 	scriptBsmRelease                                   // bsm/redislock v0.10: every KEY released if all hold ARGV[1]; +OK or nil
 	scriptBsmPTTL                                      // bsm/redislock v0.10: the shortest PTTL if every KEY holds ARGV[1], else nil
+	scriptHashLeaseAll                                 // RedissonMultiLock's lease: every KEY's TTL set to ARGV[1] ms (ARGV[2] a PEXPIRE option), no owner; 1 if any was set
 )
 
 func (k scriptKind) String() string {
@@ -62,7 +63,7 @@ func (k scriptKind) String() string {
 		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
 		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)",
 		scriptBsmObtain: "obtain all keys", scriptBsmRefresh: "refresh all keys", scriptBsmRelease: "release all keys (OK/nil)",
-		scriptBsmPTTL: "owner's pttl of all keys"}[k]
+		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys"}[k]
 }
 
 // pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
@@ -134,6 +135,7 @@ var layouts = map[scriptKind]spec{
 	scriptBsmRefresh:             {key: key(1), owner: arg(1), ttl: arg(2), ttlCmd: "pexpire"},
 	scriptBsmRelease:             {key: key(1), owner: arg(1)},
 	scriptBsmPTTL:                {key: key(1), owner: arg(1)},
+	scriptHashLeaseAll:           {key: key(1), ttl: arg(1), ttlCmd: "pexpire"},
 }
 
 // versionSpecs are the SHA1s whose layout differs from their kind's.

@@ -105,6 +105,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptBsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
 	scriptBsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
 	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
+	scriptHashLeaseAll:           hashLease,
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {
