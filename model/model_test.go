@@ -26,10 +26,19 @@ var configs = []config{
 	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
 	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
 	// Session locks: renewal, release at close, re-attach through another replica.
-	{"sessions_base", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1"}, false, nil},
-	{"mutant_release_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_RELEASE_BY_VALUE"}, true, nil},
-	{"mutant_renew_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_RENEW_BY_VALUE"}, true, nil},
-	{"mutant_reattach_keeps_round", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMUTANT_REATTACH_KEEPS_ROUND"}, true, nil},
+	// (-DMAXEXT=0: no extend from elsewhere in these runs)
+	{"sessions_base", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0"}, false, nil},
+	{"mutant_release_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_RELEASE_BY_VALUE"}, true, nil},
+	{"mutant_renew_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_RENEW_BY_VALUE"}, true, nil},
+	{"mutant_reattach_keeps_round", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_REATTACH_KEEPS_ROUND"}, true, nil},
+	// An extend from elsewhere (extend.lua ARGV[5] "1", its pin) beside A's renewals and
+	// close; beside B's re-attach (no renewals); beside A's failed acquire and its rollback.
+	{"sessions_extend", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DNO_REATTACH"}, false, nil},
+	{"sessions_extend_reattach", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0"}, false, nil},
+	{"sessions_extend_undo", "sessions.pml", []string{"-DMAXT=4", "-DNO_REATTACH", "-DSCEN_UNDO"}, false, nil},
+	{"mutant_release_ignores_pin", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DNO_REATTACH", "-DMUTANT_RELEASE_IGNORES_PIN"}, true, nil},
+	{"mutant_undo_ignores_pin", "sessions.pml", []string{"-DMAXT=4", "-DNO_REATTACH", "-DSCEN_UNDO", "-DMUTANT_RELEASE_IGNORES_PIN"}, true, nil},
+	{"mutant_extend_shortens", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0", "-DMUTANT_EXTEND_SHORTENS"}, true, nil},
 }
 
 var (

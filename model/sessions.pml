@@ -1,27 +1,37 @@
 /*
  * sessions.pml: a session lock (LOCK.ACQUIRE ... SESSION) renewed by the
- * replica that booked it, left or released when its connection closes, and
- * re-attached by its holder through another replica (proxy/sessions.go,
- * proxy/reattach.go; quorum/renew.go Engine.Renew, acquire.go
- * Engine.Reattach, release.go Engine.ReleaseRound; backend/scripts
- * pexpireifeq.lua, reattach.lua, delifeq.lua, acquire.lua, undo.lua).
+ * replica that booked it, left or released when its connection closes,
+ * re-attached by its holder through another replica, and extended from
+ * another connection (proxy/sessions.go, proxy/reattach.go; quorum/renew.go
+ * Engine.Renew, acquire.go Engine.Reattach, Engine.Extend, rollback,
+ * release.go Engine.ReleaseRound; backend/scripts pexpireifeq.lua,
+ * reattach.lua, extend.lua, delifeq.lua, acquire.lua, undo.lua).
  * README.md maps each step to the code; model_test.go runs it.
  *
  * One key, NB = 3 backends (Q = 2). The holder (client 1) took the lock
  * through replica A with round 1 before the run starts (mutex.pml checks
- * acquires): it is on every backend, its window open until TTLA. Then, in
- * any order and at any moment:
+ * acquires): it is on every backend, its window open until TTLA (with
+ * SCEN_UNDO, A's verdict failed instead: no window, and A rolls back with
+ * undo.lua naming round 1, at any moment). Then, in any order and at any
+ * moment:
  *  - replica A's renewer renews it (up to MAXREN rounds, each naming round 1)
  *    while A has it booked; a renewal that finds it gone from a quorum, or
  *    whose window ended unrenewed, drops it for good (lost);
  *  - A notices the connection closed (at any moment, however late): the
  *    holder stops counting on A's window; A leaves the lock to its TTL (a
- *    graceful shutdown) or releases it naming round 1 (sessions.closed);
+ *    graceful shutdown) or releases it naming round 1 (sessions.closed):
+ *    where a live pin names the holder's value the release leaves the lock
+ *    and strips the session mark from round 1 (now a timed lock, RAT);
  *  - the holder re-attaches through replica B with a longer TTL (TTLB > TTLA:
  *    an old renewal that still reached it would shorten it), noting round 2,
- *    and B renews it naming round 2, or never (an extend from another
- *    connection: Engine.Extend notes a new round, as reattach.lua does, and
- *    no session books it: its window is the one the extend promised);
+ *    and B renews it naming round 2 (not with NO_REATTACH);
+ *  - an extend from another connection or replica by a client that knows the
+ *    value (a second connection of the holder: Engine.Extend, extend.lua with
+ *    ARGV[5] "1"; up to MAXEXT of them) KEEPS the round (the lock stays in
+ *    its session), never shortens a lock whose round has the session mark,
+ *    and pins its promise (a pin key with the value for the padded TTLE,
+ *    never shortened for a session's lock); an OK needs Q yes votes in time
+ *    and opens a window of TTLE that no connection's close ends;
  *  - another client (2) tries to take the lock, rolling back on failure.
  * Every request to a backend lands in time (its answer counts), or late, at
  * any later moment (after its round's verdict, uncounted), or never.
@@ -32,10 +42,17 @@
  * restores the lock there (key and note absent) naming its round, and the
  * replicas quarantine the node for the longest window (health.go): it
  * counts for no round until then.
+ * Not modelled: SET XX (setxx.lua: same value keeps the round and pins for
+ * exactly its TTL, another value drops the pin) and the holder's release
+ * without a round (delifeq.lua deletes lock and pin).
  *
  * Invariant (CHECK_OTHER at every OK that opens or extends a window): no
- * other client is inside its window. Mutants: release, renewal or re-attach
- * ignoring the round (the value-only scripts before issue 28's fix).
+ * other client is inside its window; the holder's window is the latest of
+ * A's, B's and the extend's. Mutants: release, renewal or re-attach
+ * ignoring the round (the value-only scripts before issue 28's fix);
+ * MUTANT_RELEASE_IGNORES_PIN (delifeq.lua with a round and undo.lua delete
+ * a pinned lock); MUTANT_EXTEND_SHORTENS (extend.lua sets a session lock's
+ * TTL to the extend's, shorter than B's re-attach promised).
  */
 
 #define NB 3
@@ -44,17 +61,23 @@
 #define TTLA 2
 #define TTLB 3
 #define TTLC 2
+#define TTLE 1 /* the extend from elsewhere: shorter than B's, so a shortening shows */
 #ifndef MAXT
 #define MAXT 6
 #endif
 #ifndef MAXREN
 #define MAXREN 2
 #endif
+#ifndef MAXEXT
+#define MAXEXT 1 /* extends from elsewhere per run */
+#endif
 #define WIN (TTLB + PAD) /* the quarantine window: the longest padded TTL */
 
 #define RA 1 /* the round A's grant noted */
 #define RB 2 /* the round B's re-attach notes */
 #define RC 3 /* the contender's acquire round */
+#define RAT 4 /* RA without the session mark: A's close left a pinned lock, now a timed lock */
+#define MARKED(m) (rnd[m] == RA || rnd[m] == RB) /* a session's lock: round ends with "@" */
 
 #define YES 1
 #define NO 2
@@ -66,11 +89,14 @@
 #define OP_RENB 4  /* B's renewal: pexpireifeq.lua naming RB, TTLB */
 #define OP_ACQC 5  /* the contender's acquire: acquire.lua, round RC */
 #define OP_UNDOC 6 /* its rollback: undo.lua, round RC */
+#define OP_EXTE 7  /* the extend from elsewhere: extend.lua, ARGV[5] "1", TTLE */
+#define OP_UNDOA 8 /* the rollback of A's acquire when its verdict failed: undo.lua, round RA */
 
 byte now;
 byte val[NB] = 1;           /* the key's value (a client), 0: absent */
 byte kexp[NB] = TTLA + PAD; /* the tick it expires at */
 byte rnd[NB] = RA;          /* its note's round, 0: absent */
+byte pexp[NB];              /* the pin (value 1: only the holder extends): the tick it expires at, 0: absent */
 byte runid[NB] = 1;
 byte qend[NB]; /* quarantined until (both replicas see a restart at once: it is one INFO away) */
 byte restarts;
@@ -78,11 +104,13 @@ byte restarts;
 /* the checker's view */
 byte untilA = TTLA; /* the holder's window through A's booking (ends when A's connection closes) */
 byte untilB;        /* ... through B's, after the re-attach */
+byte untilE;        /* ... through the extend from elsewhere (no connection's close ends it) */
 byte cend;          /* the contender's window */
 bool bookedA = true, bookedB;
 
 #define counts(m) (now >= qend[m])
-#define HEND (untilA > untilB -> untilA : untilB)
+#define HAB (untilA > untilB -> untilA : untilB)
+#define HEND (HAB > untilE -> HAB : untilE)
 
 #ifdef MUTANT_RENEW_BY_VALUE
 #define RENEW_MATCH(m, r) true
@@ -93,6 +121,17 @@ bool bookedA = true, bookedB;
 #define RELEASE_MATCH(m) true
 #else
 #define RELEASE_MATCH(m) (rnd[m] == RA)
+#endif
+#ifdef MUTANT_RELEASE_IGNORES_PIN
+#define PINNED(m) false
+#else
+#define PINNED(m) (pexp[m] != 0) /* a live pin naming the holder's value */
+#endif
+#ifdef MUTANT_EXTEND_SHORTENS
+#define EXTEND_TTL(m) kexp[m] = now + TTLE + PAD
+#else
+#define EXTEND_TTL(m) \
+  if :: MARKED(m) && kexp[m] > now + TTLE + PAD -> skip :: else -> kexp[m] = now + TTLE + PAD fi
 #endif
 #ifdef MUTANT_REATTACH_KEEPS_ROUND
 #define NEWROUND(m) rnd[m]
@@ -116,7 +155,19 @@ bool bookedA = true, bookedB;
   :: op == OP_RENA -> RENEW(m, RA, TTLA) \
   :: op == OP_RENB -> RENEW(m, RB, TTLB) \
   :: op == OP_RELA -> \
-     if :: val[m] == 1 && RELEASE_MATCH(m) -> val[m] = 0; rnd[m] = 0; kexp[m] = 0; ans = YES :: else -> ans = NO fi \
+     if \
+     :: val[m] == 1 && PINNED(m) -> if :: rnd[m] == RA -> rnd[m] = RAT :: else -> skip fi; ans = NO \
+     :: val[m] == 1 && !PINNED(m) && RELEASE_MATCH(m) -> val[m] = 0; rnd[m] = 0; kexp[m] = 0; pexp[m] = 0; ans = YES \
+     :: else -> ans = NO \
+     fi \
+  :: op == OP_UNDOA -> \
+     if :: val[m] == 1 && rnd[m] == RA && !PINNED(m) -> val[m] = 0; rnd[m] = 0; kexp[m] = 0 :: else -> skip fi; ans = 0 \
+  :: op == OP_EXTE -> \
+     if \
+     :: val[m] == 1 && kexp[m] - now > PAD -> EXTEND_TTL(m); \
+        if :: MARKED(m) && pexp[m] >= now + TTLE + PAD -> skip :: else -> pexp[m] = now + TTLE + PAD fi; ans = YES \
+     :: else -> ans = NO \
+     fi \
   :: op == OP_REATT -> \
      if :: val[m] == 1 && kexp[m] - now > PAD -> kexp[m] = now + TTLB + PAD; rnd[m] = NEWROUND(m); ans = YES :: else -> ans = NO fi \
   :: op == OP_ACQC -> \
@@ -174,7 +225,8 @@ end_env:
   :: atomic { now < MAXT -> now++;
        n = 0;
        do
-       :: n < NB -> if :: val[n] != 0 && kexp[n] <= now -> val[n] = 0; rnd[n] = 0; kexp[n] = 0 :: else -> skip fi; n++
+       :: n < NB -> if :: val[n] != 0 && kexp[n] <= now -> val[n] = 0; rnd[n] = 0; kexp[n] = 0 :: else -> skip fi;
+          if :: pexp[n] != 0 && pexp[n] <= now -> pexp[n] = 0 :: else -> skip fi; n++
        :: else -> break
        od; n = 0 }
 #ifdef WITH_RESTART
@@ -183,7 +235,7 @@ end_env:
        :: n < NB - 1 -> n++
        :: break
        od;
-       val[n] = 0; rnd[n] = 0; kexp[n] = 0; runid[n]++; qend[n] = now + WIN; restarts++; n = 0 }
+       val[n] = 0; rnd[n] = 0; kexp[n] = 0; pexp[n] = 0; runid[n]++; qend[n] = now + WIN; restarts++; n = 0 }
 #endif
   od
 }
@@ -195,6 +247,19 @@ active proctype Replica_A() {
   byte s, ans, i, op;
   byte rep[NB], tag[NB];
   bool pend[NB];
+#ifndef SCEN_UNDO
+  if
+  :: true -> skip /* A's acquire was granted (the run's start) */
+  fi;
+#else
+  if
+  :: atomic { /* or its verdict failed (validity spent: acquire.go verdict): no window, and
+                 A rolls back its round's writes (rollback, undo.lua naming RA) */
+       untilA = 0; bookedA = false; op = OP_UNDOA; SEND }
+     atomic { COLLECT; RESET }
+     goto drain
+  fi;
+#endif
   do
   :: atomic { bookedA && i < MAXREN && now < untilA -> i++; s = now; op = OP_RENA; SEND } /* a window ended unrenewed: lost (renewDue) */
      atomic {
@@ -221,6 +286,7 @@ drain:
 
 /* Replica B: the holder's re-attach (proxy/reattach.go, Engine.Reattach),
  * then B's renewer naming the new round */
+#ifndef NO_REATTACH /* without it: no re-attach (one process fewer) */
 active proctype Replica_B() {
   byte s, ans, i, op = OP_REATT;
   byte rep[NB], tag[NB];
@@ -247,11 +313,36 @@ active proctype Replica_B() {
        RESET
      }
   :: atomic { !bookedB || i >= MAXREN || now >= untilB -> break }
-  :: atomic { bookedB -> break } /* or nothing renews it: an extend from another
-                                    connection (Engine.Extend notes a new round as
-                                    a re-attach does, and no session books it) */
   od
 }
+#endif
+
+/* An extend from another connection or replica by a client that knows the
+ * value (a second connection of the holder: Engine.Extend, extend.lua with
+ * ARGV[5] "1"): OK on Q counting yes votes in time; the window it promised
+ * is the holder's whatever connection closes. Its requests land in time or
+ * never, as B's: a late landing only extends the holder's key (a timed
+ * lock's to a later end than the round's own) and pins it longer, which
+ * opens no window */
+#if MAXEXT > 0
+active proctype Extender() {
+  byte s, ans, i, op = OP_EXTE;
+  byte rep[NB], tag[NB];
+  bool pend[NB];
+  do
+  :: atomic { i < MAXEXT -> i++; s = now; SEND }
+     atomic {
+       COLLECT_ONTIME;
+       if
+       :: NYES >= Q && now < s + TTLE -> CHECK_HOLDER; if :: untilE < s + TTLE -> untilE = s + TTLE :: else -> skip fi
+       :: else -> skip
+       fi;
+       RESET
+     }
+  :: atomic { i >= MAXEXT -> break }
+  od
+}
+#endif
 
 /* Another client's acquire (Engine.acquire): granted with Q counting yes
  * votes and validity left; else drained and rolled back (its own round) */

@@ -1,0 +1,58 @@
+package model
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tokenConfigs are the spin runs of tokens.pml (fencing tokens); README.md,
+// "Fencing tokens (tokens.pml)", gives their bounds and measured sizes.
+var tokenConfigs = []config{
+	// two fenced grants racing through two replicas, raises landing late
+	{"tokens_base", "tokens.pml", nil, false, nil},
+	// node 0 restarts empty at any moment; the grants run one after another
+	{"tokens_restart", "tokens.pml", []string{"-DWITH_RESTART", "-DSEQ"}, false, nil},
+	// a plain lock's first token read on both replicas at once (no later grant)
+	{"tokens_fix", "tokens.pml", []string{"-DSCEN_FIX", "-DFIX_NO_GRANT"}, false, nil},
+	// a token read of a fenced lock, the grants one after another
+	{"tokens_read_seq", "tokens.pml", []string{"-DSCEN_READ", "-DSEQ"}, false, nil},
+	{"mutant_token_one_node", "tokens.pml", []string{"-DMUTANT_TOKEN_ONE_NODE"}, true, nil},
+	{"mutant_no_repair_raise", "tokens.pml", []string{"-DWITH_RESTART", "-DSEQ", "-DMUTANT_NO_REPAIR_RAISE"}, true, nil},
+}
+
+// TestTokenModel runs spin on each of tokenConfigs as TestModel does on
+// configs: the unmutated runs must verify, each mutant must be caught.
+func TestTokenModel(t *testing.T) {
+	tools(t)
+	for _, c := range tokenConfigs {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			src, err := filepath.Abs(c.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, dir, "spin", append(append([]string{"-a"}, c.flags...), src)...)
+			run(t, dir, "gcc", "-O2", "-w", "-DSAFETY", "-DCOLLAPSE", "-o", "pan", "pan.c")
+			out := run(t, dir, "./pan", "-m100000", "-c1")
+			m := errorsRe.FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("pan printed no error count:\n%s", out)
+			}
+			states, depth := find(statesRe, out), find(depthRe, out)
+			switch {
+			case c.mutant && m[1] == "0":
+				t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
+			case c.mutant:
+				trail, _ := os.ReadFile(filepath.Join(dir, c.file+".trail"))
+				t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
+			case m[1] != "0":
+				t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)
+			default:
+				t.Logf("verified, exhaustive: 0 errors, %s states, depth %s", states, depth)
+			}
+		})
+	}
+}
