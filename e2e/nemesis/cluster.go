@@ -14,14 +14,14 @@ type cluster struct {
 	backends []*backend
 	links    *links
 	replicas []*replica
-	skew     bool          // libfaketime works with this redis-server
+	skew     bool          // skewclock.so runs this redis-server at a clock rate
 	delay    time.Duration // native_lock_delay, 0 if the binary has no such setting
 	logf     func(format string, args ...any)
 }
 
 func startCluster(dir, bin string, nBackends, nReplicas int, logf func(string, ...any)) (*cluster, error) {
 	c := &cluster{logf: logf}
-	if err := faketimeWorks(dir); err != nil {
+	if err := buildSkewClock(dir); err != nil {
 		logf("note: %s faults skipped: %v", ClockSkew, err)
 	} else {
 		c.skew = true
@@ -127,7 +127,7 @@ func (c *cluster) apply(f *fault) {
 		fail(b.restart(""))
 	case ClockSkew:
 		if !c.skew {
-			f.Note = "skipped: libfaketime does not run redis-server here"
+			f.Note = "skipped: skewclock.so does not run redis-server here"
 			return
 		}
 		b := c.backends[f.Backend]

@@ -10,7 +10,7 @@ import (
 )
 
 // TestNemesisShortSchedule runs a fixed seed for 75 s: every fault kind at
-// least once (clock skew only where libfaketime runs redis-server), every
+// least once (clock skew only where gcc builds testdata/skewclock.c), every
 // client kind granted locks, and the whole history must check clean.
 func TestNemesisShortSchedule(t *testing.T) {
 	if testing.Short() {
@@ -42,7 +42,7 @@ func TestNemesisShortSchedule(t *testing.T) {
 		}
 	}
 	for _, k := range allKinds {
-		if !ran[k] && k != ClockSkew {
+		if !ran[k] && (k != ClockSkew || os.Getenv("CI") == "true") { // CI has gcc: skewclock.c builds
 			t.Errorf("no %s fault ran", k)
 		}
 	}

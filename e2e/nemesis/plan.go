@@ -14,7 +14,7 @@ const (
 	LinkDrop       = "link-drop"       // one replica's link to one backend resets every connection for Dur
 	ReplicaPause   = "replica-pause"   // SIGSTOP a proxy replica, SIGCONT after Dur
 	ReplicaRestart = "replica-restart" // kill -9 a proxy replica, start it again after Dur
-	ClockSkew      = "clock-skew"      // restart a backend empty under libfaketime at clock rate Rate
+	ClockSkew      = "clock-skew"      // restart a backend empty with its clocks at rate Rate (skewclock.c)
 )
 
 var allKinds = []string{BackendPause, BackendRestart, LinkStall, LinkDrop, ReplicaPause, ReplicaRestart, ClockSkew}
