@@ -242,9 +242,9 @@ func restartFault(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	e.redis[1].Restart()
 }
 
-// cutTTLs emulates a fast or jumping clock on backend 0 (libfaketime does
-// not work with Debian's redis-server): its lock keys' remaining TTLs are
-// multiplied by factor, once per lock when once, else again and again.
+// cutTTLs emulates a jumping (or much too fast) clock on backend 0: its
+// lock keys' remaining TTLs are multiplied by factor, once per lock when
+// once, else again and again (the nemesis skews a clock's rate instead).
 func cutTTLs(factor float64, once bool) func(*faultEnv, [2]string, *exec.Cmd, *history) {
 	return func(e *faultEnv, _ [2]string, _ *exec.Cmd, _ *history) {
 		c, ctx := e.redis[0].Client(), context.Background()
