@@ -137,7 +137,10 @@ holder whose copies a restart thinned), now NOQUORUM too (quorum.TestReadAfterRe
 On the code before the third review's fixes (c1414d4), seed 3 finds "one lock, two tokens" in 60 s, and with
 -hostile tokens going backwards. Clock-rate skew is injected: a backend restarts with its clocks 0.8% slow to 0.8%
 fast (within drift_factor 0.01) through e2e/nemesis/testdata/skewclock.c, a preload library of ours built with
-gcc (Debian's libfaketime hangs Debian's redis-server, which links jemalloc); seed 24 runs it 5 times.
+gcc (Debian's libfaketime hangs Debian's redis-server, which links jemalloc); seed 24 runs it 5 times. A
+30-minute hostile soak with clock skew (seed 3801, 16 clients, 468 faults of which 69 clock-skew, 103,645
+operations, 12,180 holds, 61,492 bookkeeping commands all refused) checked linear: no two owners, no token out
+of order, no wrong answer.
 `
 	if err := os.WriteFile("SAFETY.md", []byte(report), 0o644); err != nil {
 		t.Fatal(err)
