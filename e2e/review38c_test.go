@@ -4,7 +4,6 @@ package e2e
 // pending notes that yield on reads, and restores that write a token.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -222,25 +221,17 @@ func TestReview38cFirstTokenRacingReattach(t *testing.T) {
 	}
 }
 
-// review38Notes2 is backend i's note of key.
-func review38Notes2(h *harness.Harness, key string, i int) string {
-	n, _ := h.Backend[i].Client().Get(context.Background(), quorum.MetaKey(key)).Result()
-	return n
-}
-
 // TestReview38cPendingYieldsToStaleToken: a fenced SESSION lock answered
 // token T. One holder, backend 4, keeps the token of the acquire's first,
 // outbid raise, T1 < T (simulated: its second raise's script was lost on
-// a reset connection; TestReview38cOutbidReaderToken shows the two raises).
+// a reset connection; model/tokens.pml's SCEN_READ shows the two raises).
 // Backends 0 and 1 restart empty, one after the other: each renewal's
-// holders split (T on some, T1 on backend 4), so each restore notes the
-// pending " 0" (79d539a). Then with backends 2 and 3 paused (a minority),
-// LOCK.TOKEN reads two pending holders and backend 4's T1 and answers T1
-// (majorityEntry: the largest fenced token any one holder of the round
-// notes, pending notes aside; TokenOf answers it with no Q holders noting
-// it, unlike Reattach's Agreed): a second, smaller token for the lock its
-// holder was told has T. (The same with read.go before b16c868; 79d539a's
-// restore would have noted T, but backend 4's T1 splits the renewal.)
+// holders split (T on some, T1 on backend 4), so each restore notes "no
+// token yet". Then with backends 2 and 3 paused (a minority), LOCK.TOKEN
+// reads two such holders and backend 4's T1. It answered T1 when a read
+// took the largest token any one holder noted: a second, smaller token for
+// the lock whose holder was told T. A token is answered only when Q
+// holders note it now.
 func TestReview38cPendingYieldsToStaleToken(t *testing.T) {
 	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	ctx := t.Context()
