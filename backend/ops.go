@@ -130,9 +130,9 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		return script(delScript)
 	case quorum.OpSetXX:
 		if op.IfEq != "" {
-			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.N, op.IfEq)
+			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.Aux, op.IfEq)
 		}
-		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.N)
+		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.Aux)
 	case quorum.OpHashAcquire:
 		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)
 	case quorum.OpHashRelease:

@@ -32,7 +32,7 @@ func TestOverwriteBySameValueKeepsTheLockDelay(t *testing.T) {
 
 // TestOverwritePinAgainstRedis: SET XX PX by the holder's own value keeps
 // the lock's round (a connection-bound lock stays in its session), so from
-// another connection than the booking one (N 1) it pins its promise for
+// any connection but the one whose round the note names it pins its promise for
 // exactly its TTL: the release at the booking
 // connection's close and the acquire's rollback leave the lock to it. An
 // overwrite with another value deletes the old value's pin, which would
@@ -45,19 +45,26 @@ func TestOverwritePinAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "r1~", Pad: 7 * time.Millisecond}); !r.OK {
 		t.Fatalf("SetNX = %+v", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK || r.Err != nil {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r1~"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX from the booking connection = %+v", r)
 	}
 	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 0 {
-		t.Error("SET XX from the booking connection (N 0) pinned the lock: its close would not release it")
+		t.Error("SET XX from the booking connection (its round r1~ named) pinned the lock: its close would not release it")
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, N: 1}); !r.OK || r.Err != nil {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r0~"}); !r.OK || r.Err != nil {
+		t.Fatalf("SetXX from a connection whose booking is stale = %+v", r)
+	}
+	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 1 {
+		t.Error("SET XX from a connection whose booked round the note no longer names pinned nothing: the lock's current session's close would release it")
+	}
+	rdb.Del(ctx, quorum.PinKey("k"))
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX = %+v", r)
 	}
 	if pin, ttl := rdb.Get(ctx, quorum.PinKey("k")).Val(), rdb.PTTL(ctx, quorum.PinKey("k")).Val(); pin != "me" || ttl < 19*time.Second || ttl > 20*time.Second {
 		t.Errorf("pin after SET XX by the holder's value = %q for %v; want \"me\" for the 20 s promised", pin, ttl)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 100 * time.Millisecond, Round: "r2", Pad: 7 * time.Millisecond, N: 1}); !r.OK {
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 100 * time.Millisecond, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK {
 		t.Fatalf("a shorter SetXX = %+v", r)
 	}
 	if ttl := rdb.PTTL(ctx, "k").Val(); ttl < 19*time.Second {

@@ -77,8 +77,8 @@ func (s *Server) setXX(c *request, req setArgs) {
 		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))
 	default:
 		s.renewSet(c, req, func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
-			_, own := s.sessions.roundOf(c.peer, sessionKey{key, value})
-			return s.engine.Overwrite(ctx, key, value, ttl, !own) // pinned unless from the booking connection
+			booked, _ := s.sessions.roundOf(c.peer, sessionKey{key, value})
+			return s.engine.Overwrite(ctx, key, value, ttl, booked) // pinned unless the lock is still this connection's session's
 		})
 	}
 }

@@ -162,20 +162,15 @@ func (e *Engine) ExtendRound(ctx context.Context, key, value string, ttl time.Du
 // a lock (a string with a TTL), whoever holds it: SET XX PX, by which
 // ShedLock keeps its lock until lockAtLeastFor. Extend's rules; a quorum
 // without such a key fails with ErrNotHeld. Where the lock already holds
-// value, it keeps its round (and session) and, with pin (sent from another
-// connection than the one that booked it), pins its promise as Extend does.
-func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration, pin bool) (Grant, error) {
+// value, it keeps its round (and session) and pins its promise as Extend
+// does, unless the lock's note names booked (the round the sending
+// connection booked, "" when none): then the overwrite is that session's
+// own, released at its close as ExtendRound's extend is.
+func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration, booked string) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), N: boolN(pin)}, ttl)
-}
-
-func boolN(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), Aux: booked}, ttl)
 }
 
 // OverwriteIfEq sets key to value with ttl (padded) on every node where
@@ -189,7 +184,7 @@ func (e *Engine) OverwriteIfEq(ctx context.Context, key, held, value string, ttl
 	if held == "" {
 		return Grant{}, ErrNotHeld
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID(), N: 1}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID()}, ttl)
 }
 
 // extend runs an extend round of op with Extend's rules.

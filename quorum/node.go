@@ -80,7 +80,7 @@ const (
 	OpUndo                          // delete Key if it holds Value written by Round and no extend pinned it (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
 	OpDel                           // delete Key whatever it holds; OK: it existed
-	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); the same value keeps the round and pins (PinKey) for TTL, another drops the pin; OK: done
+	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); the same value keeps the round and pins (PinKey) for TTL unless the note names Aux (the sender's booked round), another drops the pin; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
 	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL

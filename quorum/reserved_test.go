@@ -21,7 +21,7 @@ func TestRoundsRefuseReservedKeys(t *testing.T) {
 		_, errs["Acquire"] = e.Acquire(ctx, k, "v", ttl)
 		_, errs["AcquireFenced"] = e.AcquireFenced(ctx, k, "v", ttl)
 		_, errs["Extend"] = e.Extend(ctx, k, "v", ttl)
-		_, errs["Overwrite"] = e.Overwrite(ctx, k, "v", ttl, true)
+		_, errs["Overwrite"] = e.Overwrite(ctx, k, "v", ttl, "")
 		_, errs["OverwriteIfEq"] = e.OverwriteIfEq(ctx, k, "old", "v", ttl)
 		errs["Release"] = e.Release(ctx, k, "v")
 		_, errs["ForceRelease"] = e.ForceRelease(ctx, k)

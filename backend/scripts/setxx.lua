@@ -6,8 +6,9 @@
 -- A lock a session renews (its round ends with "~" or "@") is never shortened, as by an
 -- extend (extend.lua): its holder counts on it while its connection lives.
 -- Keeping the round keeps a connection-bound lock in its session, so an overwrite from
--- another connection than the one that booked it (ARGV[5] "1") also pins its promise as an
--- extend from elsewhere does (extend.lua): KEYS[3] holds ARGV[1] for exactly ARGV[2] ms, and
+-- any other connection than the one whose round the note names (ARGV[5]: the round the
+-- sending connection booked, "" when none) also pins its promise as an extend from
+-- elsewhere does (extend.lua): KEYS[3] holds ARGV[1] for exactly ARGV[2] ms, and
 -- the release at the close of the booking connection leaves the lock to the TTL this
 -- overwrite answered OK for. An overwrite with another value ends the old holder's lock: its
 -- pin, which names the old value, goes with it.
@@ -17,12 +18,13 @@
 if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1]) > 0
     and (ARGV[6] == nil or redis.call("GET", KEYS[1]) == ARGV[6]) then
   local note, delay, same = ARGV[3] .. " " .. ARGV[4], 0, redis.call("GET", KEYS[1]) == ARGV[1]
-  local ms, renewed = tonumber(ARGV[2]), false
+  local ms, renewed, noteRound = tonumber(ARGV[2]), false, nil
   if same then
     local old = redis.call("GET", KEYS[2])
     if old then
       local round, pad, rest = string.match(old, "^(%S*) (%d+)(.*)$")
       if round then
+        noteRound = round
         local ttl = redis.call("PTTL", KEYS[1])
         local mark = string.sub(round, -1)
         local newpad = ARGV[4]
@@ -39,7 +41,7 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
   redis.call("SET", KEYS[2], note, "PX", ms + delay)
   if not same then
     redis.call("DEL", KEYS[3])
-  elseif ARGV[5] == "1" and not (renewed and redis.call("GET", KEYS[3]) == ARGV[1]
+  elseif (ARGV[5] == "" or ARGV[5] ~= noteRound) and not (renewed and redis.call("GET", KEYS[3]) == ARGV[1]
       and redis.call("PTTL", KEYS[3]) >= tonumber(ARGV[2])) then
     redis.call("SET", KEYS[3], ARGV[1], "PX", ARGV[2]) -- a session's pin never shortened
   end
