@@ -114,7 +114,7 @@ func TestReview37StalePinKeepsALaterLock(t *testing.T) {
 		t.Fatalf("the lock after the other owner's expired: %v", err)
 	}
 	_ = a2.Close()
-	deadline := time.Now().Add(boundLease / 2) // released at the close, not left to its TTL
+	deadline := time.Now().Add(boundLease * 3 / 5) // released at the close, not left to its TTL
 	for {
 		if ok, err := b.SetNX(ctx, key, "tokC", time.Minute).Result(); err == nil && ok {
 			return
@@ -145,7 +145,7 @@ func TestReview37FailedMultiKeyExtendPinsNothing(t *testing.T) {
 		t.Fatalf("multi-key extend with one key not held = %d, %v; want 0", n, err)
 	}
 	_ = a.Close()
-	deadline := time.Now().Add(boundLease / 2) // released at the close, not left to a promise nobody was given
+	deadline := time.Now().Add(boundLease * 3 / 5) // released at the close, not left to a promise nobody was given
 	for {
 		if ok, err := c.SetNX(ctx, k1, "tokC", time.Minute).Result(); err == nil && ok {
 			return
