@@ -57,10 +57,10 @@ func raiseReply(kind quorum.OpKind, val any) quorum.Reply {
 	return quorum.Reply{OK: true, N: v[0], Own: v[1] == 1, Noted: v[2] == 1}
 }
 
-// entryOf reads the {value, pttl[, type[, token, round, note kind]]} reply of a read script.
+// entryOf reads the {value, pttl[, type[, token, round, note kind, ms until settled]]} reply of a read script.
 func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || len(res) > 6 {
+	if !ok || len(res) < 2 || len(res) > 7 {
 		return quorum.Entry{}, fmt.Errorf("unexpected reply to the read script: %v", val)
 	}
 	ttl, ok := res[1].(int64)
@@ -75,9 +75,13 @@ func entryOf(val any) (quorum.Entry, error) {
 	if len(res) >= 5 {
 		e.Round, _ = res[4].(string)
 	}
-	if len(res) == 6 {
+	if len(res) >= 6 {
 		kind, _ := res[5].(int64)
 		e.Note = quorum.NoteKind(kind)
+	}
+	if len(res) == 7 {
+		wait, _ := res[6].(int64)
+		e.Settle = time.Duration(wait) * time.Millisecond
 	}
 	if len(res) >= 3 {
 		typ, _ := res[2].(int64)

@@ -52,16 +52,18 @@ var (
 	queueBeatsLua string
 	//go:embed scripts/marknew.lua
 	markNewLua string
+	//go:embed scripts/tokenpart.lua
+	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
 
 	acquireScript      = redis.NewScript(acquireLua)
 	queueScript        = redis.NewScript(queueLua)
 	queueBeatsScript   = redis.NewScript(queueBeatsLua)
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
-	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
+	pexpireIfEqScript  = redis.NewScript(tokenPartLua + pexpireIfEqLua)
 	extendScript       = redis.NewScript(extendLua)
-	reattachScript     = redis.NewScript(reattachLua)
-	getPTTLScript      = redis.NewScript(getPTTLLua)
+	reattachScript     = redis.NewScript(tokenPartLua + reattachLua)
+	getPTTLScript      = redis.NewScript(tokenPartLua + getPTTLLua)
 	hashAcquireScript  = redis.NewScript(hashAcquireLua)
 	hashReleaseScript  = redis.NewScript(hashReleaseLua)
 	hashExtendScript   = redis.NewScript(hashExtendLua)
@@ -69,7 +71,7 @@ var (
 	hashUnholdScript   = redis.NewScript(hashUnholdLua)
 	hashSetHoldsScript = redis.NewScript(hashSetHoldsLua)
 	hashGetScript      = redis.NewScript(hashGetLua)
-	raiseScript        = redis.NewScript(raiseLua)
+	raiseScript        = redis.NewScript(tokenPartLua + raiseLua)
 	setXXScript        = redis.NewScript(setXXLua)
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = redis.NewScript(delLua)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -26,6 +28,7 @@ type fakeNode struct {
 	opFaults map[string]opFault // by operation name (opNames): on top of err, delay, gate
 	setTTLs  []time.Duration
 	inflight map[string]int
+	sent     atomic.Int64 // operations sent and not answered yet
 	maxIn    int
 	calls    map[string]int
 
@@ -50,8 +53,9 @@ type fakeEntry struct {
 	holds  int    // > 0: a hash lock (Redisson's layout) with this many holds
 	round  string // the round that wrote a string lock
 	pad    time.Duration
-	token  int64    // the fencing token noted beside a fenced string lock
-	note   NoteKind // how that token was given
+	token  int64     // the fencing token noted beside a fenced string lock
+	note   NoteKind  // how that token was given
+	settle time.Time // a tentative token settles then (zero: final)
 }
 
 func newFake(name string) *fakeNode {
@@ -212,7 +216,26 @@ var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpir
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
 func (f *fakeNode) Do(op Op, deadline time.Time, done func(Reply)) {
-	go func() { done(f.apply(op, deadline)) }()
+	f.sent.Add(1)
+	go func() {
+		defer f.sent.Add(-1)
+		done(f.apply(op, deadline))
+	}()
+}
+
+// quiesce waits until no operation is in flight on f (an unawaited one,
+// such as a fenced grant's confirmation of its token, landed).
+func (f *fakeNode) quiesce(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		busy := f.sent.Load()
+		if busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %d operations still in flight", f.name, busy)
+		}
+	}
 }
 
 // enter applies the faults; it returns the error the call must fail with.
@@ -335,6 +358,9 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
 		if op.Aux != "" {
 			entry.Token, entry.Round, entry.Note = e.token, e.round, e.note
+			if wait := time.Until(e.settle); wait > 0 {
+				entry.Token, entry.Settle = 0, wait
+			}
 		}
 		return Reply{OK: true, Entry: entry}
 	case OpDel:

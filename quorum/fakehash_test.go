@@ -87,8 +87,18 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			}
 			return Reply{OK: true, N: prior, Own: own, Noted: true, Token: l.token}
 		}
-		if ok {
-			l.token, noted = max(l.token, op.N), true
+		unsettled := time.Now().Before(l.settle)
+		switch {
+		case !ok:
+		case op.TTL > 0: // a first raise: tentative where no token is noted yet
+			if l.token == 0 {
+				l.token, l.settle = op.N, time.Now().Add(op.TTL)
+			}
+			noted = true
+		case unsettled || l.token == 0 || l.token == op.N: // a settled token never changes
+			l.token, l.settle, noted = op.N, time.Time{}, true
+		}
+		if noted {
 			f.data[op.Aux] = l
 		}
 		return Reply{OK: true, N: prior, Own: own, Noted: noted}

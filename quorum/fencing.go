@@ -133,7 +133,12 @@ func (e *Engine) unrepaired() *multierror.Error {
 // The validity left after these steps is checked again. With lock (the
 // acquire op of a fenced string lock), the raise also notes the token
 // beside the lock, and needs Q nodes that noted it: a read quorum then
-// finds it (Token).
+// finds it (Token). The first raise notes its token tentative (settled
+// after tentativeFor, in each node's own clock): until then a read finds
+// no token, and the second raise of an outbid grant replaces it, or fails
+// where it settled. So a reader never answers a token that an outbid raise
+// noted on Q holders first (TokenOf waits until it settles or is final).
+// A first raise that was not outbid is confirmed final at once, unawaited.
 func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant, *RoundError) {
 	intact := 0
 	for j, v := range r.votes {
@@ -178,7 +183,11 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 		rerr.Spent = time.Since(r.start)
 		return false, rerr
 	}
-	t := e.start(nil, Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value}, e.lockTimeout(r.ttl), false)
+	op := Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value}
+	if outbid && lock.Key != "" {
+		op.TTL = e.tentativeFor(r.ttl)
+	}
+	t := e.start(nil, op, e.lockTimeout(r.ttl), false)
 	t.collect()
 	noted := t.noted
 	if lock.Key != "" { // the notes must reach Q holders too
@@ -205,5 +214,19 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 		*token = above + 1
 		return false, nil
 	}
+	if op.TTL > 0 { // the tentative token is the grant's: final at once (sent before the grant is answered)
+		op.TTL = 0
+		e.send(nil, op, time.Now().Add(e.lockTimeout(r.ttl)))
+	}
 	return true, nil
+}
+
+// tentativeFor is how long a first raise's token stays tentative on a
+// node for a lock of ttl: three node waits, longer than the time between
+// the first raise landing on a node and an in-time second raise landing
+// there (the first raise's replies, their notes, the second's own wait).
+// A second raise landing later is refused there, which only costs the
+// grant (a NOQUORUM) when it misses Q holders.
+func (e *Engine) tentativeFor(ttl time.Duration) time.Duration {
+	return 3 * e.lockTimeout(ttl)
 }

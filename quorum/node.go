@@ -88,7 +88,7 @@ const (
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
-	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
+	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it: tentative for TTL (a first raise), else final. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
 	OpRenew // extend each of Leases as OpPExpireIfEq does, never shortening (Key, Value, TTL and Pad ignored; a Lease with a Round only where the lock's note names it); with N 1 also restore a lease where its key and note are both absent (the restore is not counted; its note outlives the key by AuxTTL, the lock-delay); Each: per lease, extended
@@ -194,6 +194,11 @@ type Entry struct {
 	Note NoteKind
 	// Token is the fencing token noted beside a fenced lock (0: none).
 	Token int64
+	// Settle is how long until a fenced lock's tentative token settles
+	// (its acquire's first raise noted it; a second one, when that raise
+	// was outbid, may still replace it until then): the token reads as 0
+	// meanwhile. In a quorum's answer, the longest among the holders.
+	Settle time.Duration
 	// Round is the round that wrote a string lock (reads with its note).
 	Round string
 	// Agreed counts the holders of the lock's round whose note carries

@@ -36,6 +36,26 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 	return e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
 }
 
+// readNoted is Read for a lock's token: a fenced lock whose holders note
+// a tentative token (its acquire's first raise; a second one may still
+// replace it) is read again until it is final or settled, or no holder is
+// left unsettled. Waits grow from 1 ms to the time left to settle: the
+// acquire confirms its token at once, the settling is the backstop.
+func (e *Engine) readNoted(ctx context.Context, key string) (Entry, time.Time, error) {
+	for wait := time.Millisecond; ; wait *= 2 {
+		start := time.Now()
+		v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
+		if err != nil || !v.Found || v.Token != 0 || v.Settle <= 0 {
+			return v, start, err
+		}
+		select {
+		case <-ctx.Done():
+			return Entry{}, start, ctx.Err()
+		case <-time.After(min(wait, v.Settle)):
+		}
+	}
+}
+
 // entryID tells apart the entries a read counts as different answers.
 func entryID(v Entry, presence bool) string {
 	if presence {
@@ -146,6 +166,7 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 		fixed   map[int64]int // holders per token fixed by a first TokenOf
 		kind    = NoteNone
 		pending bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
+		settle  time.Duration
 	)
 	// The same value may be held by two locks at once: a released lock's
 	// copy left on a node its release did not reach, and a new owner's
@@ -163,7 +184,7 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 			}
 			switch {
 			case v.Note == NoteFenced && v.Token == 0:
-				pending = true
+				pending, settle = true, max(settle, v.Settle)
 			case v.Note == NoteFenced:
 				if fenced == nil {
 					fenced = map[int64]int{}
@@ -185,7 +206,7 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 	// could be one the lock does not keep (the larger one of a raise that
 	// reached fewer than Q, or a stale smaller one whose other holders are
 	// unreachable): then none is answered.
-	found.Token, found.Note = 0, kind
+	found.Token, found.Note, found.Settle = 0, kind, settle
 	for token, n := range fenced {
 		if n >= e.quorum {
 			found.Token = token

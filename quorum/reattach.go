@@ -16,7 +16,8 @@ import (
 // now holds through another, nor shorten it.
 //
 // The lock moves only once its token is settled: a read first finds the
-// token Q holders of its round note (ErrTokenUnsettled when none is: a
+// token Q holders of its round note (it waits while a fenced acquire's
+// first raise's token is tentative; ErrTokenUnsettled when none is: a
 // fenced acquire's raise may still be on its way, or a first TokenOf), and
 // the round moves only the holders that note exactly that one. A raise
 // notes a token only beside its own acquire's round, so once a holder
@@ -29,7 +30,7 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
+	v, _, err := e.readNoted(ctx, key)
 	switch {
 	case err != nil:
 		return Grant{}, err

@@ -86,6 +86,9 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, f := range fs {
+		f.quiesce(t) // the grant's confirmation of its token landed
+	}
 	// Node 0 keeps its copy; 1 and 2 lost theirs and were restored.
 	restore := func(token int64) {
 		for _, f := range fs[1:3] {

@@ -38,8 +38,7 @@ func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
 	if err := reservedKey(key); err != nil {
 		return Entry{}, err
 	}
-	start := time.Now()
-	v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
+	v, start, err := e.readNoted(ctx, key)
 	if err == nil && v.Token > 0 && v.Note == NoteFixed {
 		return v, e.fixedInTime(v, start)
 	}
@@ -54,8 +53,7 @@ func (e *Engine) TokenOf(ctx context.Context, key string) (Entry, error) {
 		return Entry{}, err
 	}
 	defer unlock()
-	readAgain := time.Now()
-	if again, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false); err != nil || again.Token > 0 ||
+	if again, readAgain, err := e.readNoted(ctx, key); err != nil || again.Token > 0 ||
 		again.Note == NoteFenced || !again.Found || again.Value != v.Value {
 		if err == nil && again.Token > 0 && again.Note == NoteFixed {
 			err = e.fixedInTime(again, readAgain)

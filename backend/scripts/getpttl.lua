@@ -1,9 +1,10 @@
 -- Reads KEYS[1]'s value and remaining TTL in one step, so both describe the same key.
 -- Returns {value or nil, pttl in ms (-2 absent, -1 no expiry), 1 if KEYS[1] is a hash,
--- 2 if another type, else 0}, and with KEYS[2] (a string lock's note) three more elements:
--- the fencing token noted there, or 0, and the round that wrote the lock; and how the
+-- 2 if another type, else 0}, and with KEYS[2] (a string lock's note) four more elements:
+-- the fencing token noted there, or 0, and the round that wrote the lock; how the
 -- token was given: 0 none ("<round> <pad>"), 1 by a fenced acquire ("<round> <pad> <token>",
--- 0 until its raise), 2 fixed by a first token read ("<round> <pad> =<token>"). A hash is a
+-- 0 until its raise noted one and while that one is tentative), 2 fixed by a first token
+-- read ("<round> <pad> =<token>"); and the ms until a tentative token settles (tokenpart.lua). A hash is a
 -- reentrant lock (Redisson's layout): its value is its first field, the owner.
 local t = redis.call("TYPE", KEYS[1])["ok"]
 if t == "hash" then
@@ -13,18 +14,21 @@ if t ~= "string" and t ~= "none" then
   return {"", redis.call("PTTL", KEYS[1]), 2}
 end
 if #KEYS > 1 then
-  local token, round, kind = 0, "", 0
+  local token, round, kind, wait = 0, "", 0, 0
   local note = redis.call("GET", KEYS[2])
   if note then
-    local fixed, t = string.match(note, "^%S* %d+ (=?)(%d+)$")
+    local part
+    round, part = string.match(note, "^(%S*) %d+(.*)$")
+    part, wait = settledPart(part or "")
+    local fixed, t = string.match(part, "^ (=?)(%d+)$")
     if t then
       token, kind = tonumber(t) or 0, 1
       if fixed == "=" then
         kind = 2
       end
     end
-    round = string.match(note, "^(%S*) ") or ""
+    round = round or ""
   end
-  return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0, token, round, kind}
+  return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0, token, round, kind, wait}
 end
 return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0}

@@ -3,15 +3,20 @@
 -- set of counters KEYS[2]. KEYS[3] names the round that last wrote the counter;
 -- where this raise writes, it notes its round ARGV[2] there. With a lock (KEYS[4]
 -- holding ARGV[3], its note KEYS[5] naming round ARGV[2]), the token is also noted
--- beside the lock, keeping the note's TTL:
---   a fenced lock ("<round> <pad> <token>"): the larger of the two;
+-- beside the lock (token parts: tokenpart.lua), keeping the note's TTL:
+--   a fenced lock ("<round> <pad> 0" until its raise): ARGV[4] "?<ms>", a first raise,
+--   notes it tentative for ARGV[4] ms (" ?<token> <until>") where no token is noted yet;
+--   without ARGV[4], a last raise (the acquire's second, outbid, or its confirmation of
+--   the first), notes it final (" <token>") over none or an unsettled tentative one, and
+--   where a token is settled, only the same one: a settled token never changes;
 --   ARGV[4] "fix", a lock taken without a token ("<round> <pad>"): "<round> <pad> =<token>",
 --   only if no token is there yet (a token fixed on a node never changes); with ARGV[1]
 --   0, nothing is written: the counter and the token fixed there are read.
 -- Returns {the counter before, 1 if round ARGV[2] wrote it last, noted}: a counter
 -- another round left at or above the token tells the engine to issue a larger one.
--- Noted is 1 if the fenced lock's token was noted; with "fix", the token fixed beside
--- the lock now (ARGV[1] or an earlier fixer's), 0 when none (not held here, fenced).
+-- Noted is 1 if the fenced lock now notes the token (a first raise: any token); with "fix",
+-- the token fixed beside the lock now (ARGV[1] or an earlier fixer's), 0 when none (not
+-- held here, fenced).
 local n = tonumber(redis.call("GET", KEYS[1]) or "0") or 0
 local own = 0
 if redis.call("GET", KEYS[3]) == ARGV[2] then
@@ -36,15 +41,22 @@ if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
       noted = round == ARGV[2] and tonumber(noted) or 0
     end
   elseif note and ttl > 0 then
-    local round, pad, token = string.match(note, "^(%S*) (%d+) ?(%d*)$")
+    local round, pad, rest = string.match(note, "^(%S*) (%d+)(.*)$")
     if round == ARGV[2] then
-      -- the larger as its own digits: Lua writes a number above 1e14 as 1.2e+15
-      local t = ARGV[1]
-      if (tonumber(token) or 0) > tonumber(ARGV[1]) then
-        t = token
+      local part, unsettled = settledPart(rest)
+      local mode = ARGV[4] or ""
+      if string.sub(mode, 1, 1) == "?" then
+        if rest == " 0" then
+          local t = redis.call("TIME")
+          local untl = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(string.sub(mode, 2))
+          redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1] .. " " .. string.format("%d", untl), "PX", ttl)
+        end
+        noted = 1
+      elseif unsettled > 0 or part == " 0" or part == " " .. ARGV[1] then
+        -- the token as its own digits: Lua writes a number above 1e14 as 1.2e+15
+        redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. ARGV[1], "PX", ttl)
+        noted = 1
       end
-      redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. t, "PX", ttl)
-      noted = 1
     end
   end
 end
