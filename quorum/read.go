@@ -38,20 +38,24 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 
 // readNoted is Read for a lock's token: a fenced lock whose holders note
 // a tentative token (its acquire's first raise; a second one may still
-// replace it) is read again until it is final or settled, or no holder is
-// left unsettled. Waits grow from 1 ms to the time left to settle: the
-// acquire confirms its token at once, the settling is the backstop.
+// replace it) is read again until it is final or settled, for at most the
+// longest a token stays tentative (tentativeFor of the longest lock wait)
+// and one node wait more: a backend whose clock jumped back leaves it
+// unsettled longer, and the read answers without a token. Waits grow from
+// 1 ms to the time left to settle: the acquire confirms its token at once,
+// the settling is the backstop.
 func (e *Engine) readNoted(ctx context.Context, key string) (Entry, time.Time, error) {
+	giveUp := time.Now().Add(e.tentativeFor(e.opts.MaxTTL) + e.opts.NodeTimeout)
 	for wait := time.Millisecond; ; wait *= 2 {
 		start := time.Now()
 		v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
-		if err != nil || !v.Found || v.Token != 0 || v.Settle <= 0 {
+		if err != nil || !v.Found || v.Token != 0 || v.Settle <= 0 || start.After(giveUp) {
 			return v, start, err
 		}
 		select {
 		case <-ctx.Done():
 			return Entry{}, start, ctx.Err()
-		case <-time.After(min(wait, v.Settle)):
+		case <-time.After(min(wait, v.Settle, time.Until(giveUp)+time.Millisecond)):
 		}
 	}
 }
