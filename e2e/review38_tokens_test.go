@@ -43,7 +43,8 @@ func TestReview38RacingReattachLeavesTwoTokens(t *testing.T) {
 		}
 		return out
 	}
-	for i := range 1500 {
+	deadline := time.Now().Add(12 * time.Second) // 1500 trials took 47 s and left two tokens in none
+	for i := 0; time.Now().Before(deadline); i++ {
 		key := fmt.Sprintf("review38:two:%d", i)
 		stop := make(chan struct{})
 		var mu sync.Mutex
@@ -106,5 +107,5 @@ func TestReview38RacingReattachLeavesTwoTokens(t *testing.T) {
 		t.Logf("with %v paused: LOCK.TOKEN %d, %v (notes %q)", only, got, err, notes)
 		return
 	}
-	t.Skip("the race did not leave two tokens noted in 1500 trials")
+	t.Skip("the race did not leave two tokens noted in 12 s of trials")
 }

@@ -59,39 +59,47 @@ func tools(t *testing.T) {
 	}
 }
 
+// TestModel runs spin on each of configs, one after another: the
+// unmutated runs must verify, each mutant must be caught.
 func TestModel(t *testing.T) {
 	tools(t)
 	for _, c := range configs {
-		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			src, err := filepath.Abs(c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run(t, dir, "spin", append(append([]string{"-a"}, c.flags...), src)...)
-			cc, pan := []string{"-O2", "-w", "-DSAFETY", "-DCOLLAPSE"}, []string{"-m100000", "-c1"}
-			if len(c.cc) > 0 {
-				cc, pan = append([]string{"-O2", "-w", "-DSAFETY"}, c.cc...), []string{"-m400", "-w27", "-c1"}
-			}
-			run(t, dir, "gcc", append(cc, "-o", "pan", "pan.c")...)
-			out := run(t, dir, "./pan", pan...)
-			m := errorsRe.FindStringSubmatch(out)
-			if m == nil {
-				t.Fatalf("pan printed no error count:\n%s", out)
-			}
-			states, depth := find(statesRe, out), find(depthRe, out)
-			switch {
-			case c.mutant && m[1] == "0":
-				t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
-			case c.mutant:
-				trail, _ := os.ReadFile(filepath.Join(dir, c.file+".trail"))
-				t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
-			case m[1] != "0":
-				t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)
-			default:
-				t.Logf("verified, exhaustive: 0 errors, %s states, depth %s", states, depth)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { check(t, c) })
+	}
+}
+
+// check runs spin and pan on c: the unmutated model must verify, a
+// search cut short by the depth bound fails, a mutant must be caught.
+func check(t *testing.T, c config) {
+	dir := t.TempDir()
+	src, err := filepath.Abs(c.file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "spin", append(append([]string{"-a"}, c.flags...), src)...)
+	cc, pan := []string{"-O2", "-w", "-DSAFETY", "-DCOLLAPSE"}, []string{"-m100000", "-c1"}
+	if len(c.cc) > 0 {
+		cc, pan = append([]string{"-O2", "-w", "-DSAFETY"}, c.cc...), []string{"-m400", "-w27", "-c1"}
+	}
+	run(t, dir, "gcc", append(cc, "-o", "pan", "pan.c")...)
+	out := run(t, dir, "./pan", pan...)
+	m := errorsRe.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("pan printed no error count:\n%s", out)
+	}
+	states, depth := find(statesRe, out), find(depthRe, out)
+	switch {
+	case c.mutant && m[1] == "0":
+		t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
+	case c.mutant:
+		trail, _ := os.ReadFile(filepath.Join(dir, c.file+".trail"))
+		t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
+	case m[1] != "0":
+		t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)
+	case len(c.cc) == 0 && strings.Contains(out, "max search depth too small"):
+		t.Fatalf("search truncated (depth %s): raise -m", depth)
+	default:
+		t.Logf("verified, exhaustive: 0 errors, %s states, depth %s", states, depth)
 	}
 }
 

@@ -1,9 +1,6 @@
 package model
 
 import (
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -25,32 +22,7 @@ func TestQueue(t *testing.T) {
 	for _, c := range queueConfigs {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			src, err := filepath.Abs(c.file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			run(t, dir, "spin", append(append([]string{"-a"}, c.flags...), src)...)
-			run(t, dir, "gcc", "-O2", "-w", "-DSAFETY", "-DCOLLAPSE", "-o", "pan", "pan.c")
-			out := run(t, dir, "./pan", "-m100000", "-c1")
-			m := errorsRe.FindStringSubmatch(out)
-			if m == nil {
-				t.Fatalf("pan printed no error count:\n%s", out)
-			}
-			states, depth := find(statesRe, out), find(depthRe, out)
-			switch {
-			case c.mutant && m[1] == "0":
-				t.Fatalf("mutant %v not caught: 0 errors in %s states", c.flags, states)
-			case c.mutant:
-				trail, _ := os.ReadFile(filepath.Join(dir, c.file+".trail"))
-				t.Logf("mutant caught: %s error(s), trail of %d steps, %s states", m[1], strings.Count(string(trail), "\n"), states)
-			case m[1] != "0":
-				t.Fatalf("%s error(s) in the unmutated model %v:\n%s", m[1], c.flags, out)
-			case strings.Contains(out, "max search depth too small"):
-				t.Fatalf("search truncated (depth %s): raise -m", depth)
-			default:
-				t.Logf("verified, exhaustive: 0 errors, %s states, depth %s", states, depth)
-			}
+			check(t, c)
 		})
 	}
 }

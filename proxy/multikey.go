@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -88,10 +89,23 @@ func revokeAll(grants []quorum.Grant) {
 // that would keep them past their holder's close. It tells whether the
 // extend may go on (false: the reply is written).
 func (s *Server) holdsAll(c *request, keys [][]byte, value string) bool {
-	for _, k := range keys {
-		e, err := s.engine.Get(c.ctx, string(k))
-		if err != nil {
-			c.writeErr(err)
+	// The reads run side by side (at most 16 at once): a node-redlock
+	// extend of many keys pays about one read's latency, not one per key.
+	// The first key in order that fails or is not held answers.
+	entries, errs := make([]quorum.Entry, len(keys)), make([]error, len(keys))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 16)
+	for i, k := range keys {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			entries[i], errs[i] = s.engine.Get(c.ctx, string(k))
+		})
+	}
+	wg.Wait()
+	for i, e := range entries {
+		if errs[i] != nil {
+			c.writeErr(errs[i])
 			return false
 		}
 		if !e.Found || e.Value != value {

@@ -195,10 +195,16 @@
 // renewal's restore notes the token the renewal's holders agreed on (else
 // "none yet", which yields to the others' tokens). A re-attach moves a lock
 // only once Q holders note one token, and only those holders (Reattach).
-// Not closed yet: a reader racing a fenced acquire between its first raise
-// (outbid) and its second may be answered the first raise's token while the
-// grant answers the second (model/tokens.pml, SCEN_READ): a token no grant
-// answered, read by someone other than the holder.
+// The first raise notes its token tentative, for tentativeFor in each
+// node's own clock: a tentative token reads as none yet. An outbid grant's
+// second raise replaces it with the larger token only while it is not
+// settled; once the node's clock passed the mark, it is that node's token
+// for good, and the second raise is refused there. A grant that was not
+// outbid confirms its token final at once (unawaited); the settling is the
+// backstop. So no read ever finds Q holders noting a token the grant then
+// replaced: a reader between the two raises waits (readNoted) and answers
+// the grant's token, and a grant whose second raise came too late to note
+// Q holders fails (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ).
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,
 // and one lock has exactly one token however many readers, on however
