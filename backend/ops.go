@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -153,8 +152,8 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpHashGet:
 		return script(hashGetScript, op.Value)
 	case quorum.OpRaise:
-		if op.TTL > 0 { // a first raise: the token noted tentative for op.TTL
-			return script(raiseScript, op.N, op.Round, op.Value, "?"+strconv.FormatInt(ms(op.TTL), 10))
+		if op.Tentative { // a first raise: the token noted tentative
+			return script(raiseScript, op.N, op.Round, op.Value, "?")
 		}
 		return script(raiseScript, op.N, op.Round, op.Value)
 	case quorum.OpFixToken:

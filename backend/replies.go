@@ -57,7 +57,7 @@ func raiseReply(kind quorum.OpKind, val any) quorum.Reply {
 	return quorum.Reply{OK: true, N: v[0], Own: v[1] == 1, Noted: v[2] == 1}
 }
 
-// entryOf reads the {value, pttl[, type[, token, round, note kind, ms until settled]]} reply of a read script.
+// entryOf reads the {value, pttl[, type[, token, round, note kind, tentative]]} reply of a read script.
 func entryOf(val any) (quorum.Entry, error) {
 	res, ok := val.([]any)
 	if !ok || len(res) < 2 || len(res) > 7 {
@@ -80,8 +80,8 @@ func entryOf(val any) (quorum.Entry, error) {
 		e.Note = quorum.NoteKind(kind)
 	}
 	if len(res) == 7 {
-		wait, _ := res[6].(int64)
-		e.Settle = time.Duration(wait) * time.Millisecond
+		tentative, _ := res[6].(int64)
+		e.Tentative = tentative == 1
 	}
 	if len(res) >= 3 {
 		typ, _ := res[2].(int64)

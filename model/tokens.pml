@@ -49,7 +49,7 @@
 byte val[NB];   /* the lock's value = the round that wrote it, 0: absent */
 byte nkind[NB]; /* its note: 0 plain "<round> <pad>", K_FENCED, K_FIXED */
 byte ntok[NB];  /* the token noted or fixed beside it, 0: none */
-bool tent[NB];  /* a fenced token noted tentative by a first raise, not settled yet */
+bool tent[NB];  /* the fenced token was noted tentative by a first raise, not made final */
 byte ctr[NB];   /* TokenKey */
 byte wr[NB];    /* WriterKey(TokenKey): the round that last wrote ctr */
 byte runid[NB] = 1;
@@ -85,8 +85,6 @@ byte top;           /* the largest token answered so far */
 /* ---- the environment ---- */
 #define ENDWIN(g) :: atomic { started[g] && !over[g] -> over[g] = true }
 #define EXPIRE(m) :: atomic { val[m] != 0 && over[val[m]] -> val[m] = 0; nkind[m] = 0; ntok[m] = 0; tent[m] = false }
-/* a tentative token settles (its node's clock passed <until>) at any moment */
-#define SETTLE(m) :: atomic { tent[m] -> tent[m] = false }
 #define RESTART(m) \
   :: atomic { restarts < MAXRESTART -> val[m] = 0; nkind[m] = 0; ntok[m] = 0; tent[m] = false; ctr[m] = 0; wr[m] = 0; \
        mark[m] = 0; runid[m]++; qmask[m] = LIVEMASK; restarts++ }
@@ -96,7 +94,6 @@ end_env:
   do
   ENDWIN(1) ENDWIN(2) ENDWIN(3)
   EXPIRE(0) EXPIRE(1) EXPIRE(2)
-  SETTLE(0) SETTLE(1) SETTLE(2)
 #ifdef WITH_RESTART
   RESTART(0) /* the nodes are symmetric but for the order TAKE reads them in: node 0 restarts */
 #endif
@@ -160,8 +157,8 @@ rd:  atomic {
 /* raise.lua, no fix: raise ctr to tok, note the writer; note the token
  * beside the lock where round g holds it and its note is fenced: a first
  * raise (fm) tentative where none is noted yet; a last raise (the outbid
- * second, or the confirmation) final over none or an unsettled tentative
- * one, and over a settled one only if it is the same token */
+ * second, or the confirmation) final over none, a tentative one, or the
+ * same token */
 #ifdef MUTANT_NO_TENTATIVE
 #define RAISE_NOTE(m) if :: ntok[m] < tok -> ntok[m] = tok :: else -> skip fi; noted = true
 #else
@@ -196,11 +193,12 @@ rd:  atomic {
   :: skip \
   fi
 
-/* The confirmation of a first raise that was not outbid (fencing.go raise:
- * a last raise of the same token, sent unawaited) is not modelled apart: on a
- * node where the first raise landed, its effect is SETTLE's (the same token,
- * final); where the first raise has not landed, it is that raise landing late
- * (LAND) and settling at once. Both are among the runs the model explores. */
+/* The confirmation of a first raise that was not outbid (fencing.go fence:
+ * a last raise of the same token, sent unawaited once the grant passed its
+ * validity check, and sent again where it failed): lands on each node at
+ * once or never. (Landing later only delays when one reader finds the token
+ * final there; a tentative token is no token to a reader either way.) */
+#define CONFIRM(m) if :: RAISE_LUA(m) :: skip fi
 
 #define LAND(m) \
   :: atomic { pend[m] != 0 -> \
@@ -254,7 +252,8 @@ raise: /* raise: one round to every node, the validity checked first */
   }
   atomic { /* the validity left is checked again: the grant and its token */
     if
-    :: !over[g] -> ANSWER(g, tok)
+    :: !over[g] -> ANSWER(g, tok);
+       if :: !first -> skip :: first -> fm = false; CONFIRM(0); CONFIRM(1); CONFIRM(2); before = 0; own = 0; noted = 0 fi
     :: else -> goto fail
     fi
   }
@@ -293,18 +292,18 @@ proctype AcquirePlain(byte g) {
  * (a tentative one not settled reads as none: getpttl.lua, tokenpart.lua);
  * a fixed token counts only when Q holders fixed it */
 #ifdef MUTANT_READ_TENTATIVE
-#define UNSETTLED(m) false
+#define TENT(m) false
 #else
-#define UNSETTLED(m) tent[m]
+#define TENT(m) tent[m] /* no token until a last raise makes one final */
 #endif
 #define READ1(m) \
   if \
   :: val[m] == g -> hold++; \
      if \
-     :: nkind[m] == K_FENCED && (ntok[m] == 0 || UNSETTLED(m)) -> fenced = true \
-     :: nkind[m] == K_FENCED && ntok[m] != 0 && !UNSETTLED(m) && (ft1 == 0 || ft1 == ntok[m]) -> fenced = true; ft1 = ntok[m]; e1++ \
-     :: nkind[m] == K_FENCED && ntok[m] != 0 && !UNSETTLED(m) && ft1 != 0 && ft1 != ntok[m] && (ft2 == 0 || ft2 == ntok[m]) -> fenced = true; ft2 = ntok[m]; e2++ \
-     :: nkind[m] == K_FENCED && ntok[m] != 0 && !UNSETTLED(m) && ft1 != 0 && ft1 != ntok[m] && ft2 != 0 && ft2 != ntok[m] -> fenced = true \
+     :: nkind[m] == K_FENCED && (ntok[m] == 0 || TENT(m)) -> fenced = true \
+     :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && (ft1 == 0 || ft1 == ntok[m]) -> fenced = true; ft1 = ntok[m]; e1++ \
+     :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && (ft2 == 0 || ft2 == ntok[m]) -> fenced = true; ft2 = ntok[m]; e2++ \
+     :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && ft2 != 0 && ft2 != ntok[m] -> fenced = true \
      :: nkind[m] == K_FIXED && fx1 == 0 -> fx1 = ntok[m]; c1++ \
      :: nkind[m] == K_FIXED && fx1 == ntok[m] -> c1++ \
      :: nkind[m] == K_FIXED && fx1 != 0 && fx1 != ntok[m] -> fx2 = ntok[m]; c2++ \

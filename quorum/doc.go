@@ -195,16 +195,22 @@
 // renewal's restore notes the token the renewal's holders agreed on (else
 // "none yet", which yields to the others' tokens). A re-attach moves a lock
 // only once Q holders note one token, and only those holders (Reattach).
-// The first raise notes its token tentative, for tentativeFor in each
-// node's own clock: a tentative token reads as none yet. An outbid grant's
-// second raise replaces it with the larger token only while it is not
-// settled; once the node's clock passed the mark, it is that node's token
-// for good, and the second raise is refused there. A grant that was not
-// outbid confirms its token final at once (unawaited); the settling is the
-// backstop. So no read ever finds Q holders noting a token the grant then
-// replaced: a reader between the two raises waits (readNoted) and answers
-// the grant's token, and a grant whose second raise came too late to note
-// Q holders fails (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ).
+// The first raise notes its token tentative, and a tentative token is no
+// token to a read. A grant that was not outbid confirms it final once it
+// passed its validity check (unawaited, before it answers). An outbid
+// grant's second raise replaces it with the larger token, but only within
+// tentativeFor of its noting, in each node's own clock: later, that node
+// refuses any token but the tentative one, and the grant fails without Q
+// holders. So every token a read finds on Q holders was made final by a
+// last raise: the token of a grant that answered it, or of a last raise
+// that noted it on Q holders. Never an outbid first raise's (a reader
+// between the two raises waits, readNoted, and answers the grant's), nor
+// the first token of a grant that failed between its raises (it may be
+// below an earlier grant's: that is why it was outbid). A confirmation
+// lost on so many nodes that fewer than Q note the token final leaves the
+// lock without a readable token (the holder has it from the grant); it
+// never leaves it another token (model/tokens.pml, SCEN_READ_BUMP and
+// SCEN_READ).
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,
 // and one lock has exactly one token however many readers, on however

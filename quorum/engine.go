@@ -20,8 +20,9 @@ type Engine struct {
 
 	allIdx        []int // 0..N-1
 	health        []*health
-	stop          context.CancelFunc // ends the health monitors
-	monitors      sync.WaitGroup
+	life          context.Context    // ends at Close
+	stop          context.CancelFunc // ends life: the health monitors, the confirmations
+	monitors      sync.WaitGroup     // the goroutines life ends
 	hadQuorum     atomic.Bool
 	everHadQuorum atomic.Bool
 	checkedAll    atomic.Bool // every backend's first health check is done

@@ -48,14 +48,14 @@ type opFault struct {
 }
 
 type fakeEntry struct {
-	value  string // a hash lock's owner
-	expiry time.Time
-	holds  int    // > 0: a hash lock (Redisson's layout) with this many holds
-	round  string // the round that wrote a string lock
-	pad    time.Duration
-	token  int64     // the fencing token noted beside a fenced string lock
-	note   NoteKind  // how that token was given
-	settle time.Time // a tentative token settles then (zero: final)
+	value     string // a hash lock's owner
+	expiry    time.Time
+	holds     int    // > 0: a hash lock (Redisson's layout) with this many holds
+	round     string // the round that wrote a string lock
+	pad       time.Duration
+	token     int64    // the fencing token noted beside a fenced string lock
+	note      NoteKind // how that token was given
+	tentative bool     // the token was noted by a first raise, not made final yet
 }
 
 func newFake(name string) *fakeNode {
@@ -358,8 +358,8 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
 		if op.Aux != "" {
 			entry.Token, entry.Round, entry.Note = e.token, e.round, e.note
-			if wait := time.Until(e.settle); wait > 0 {
-				entry.Token, entry.Settle = 0, wait
+			if e.tentative { // no token until a last raise makes it final
+				entry.Token, entry.Tentative = 0, true
 			}
 		}
 		return Reply{OK: true, Entry: entry}

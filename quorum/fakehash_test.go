@@ -87,16 +87,15 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			}
 			return Reply{OK: true, N: prior, Own: own, Noted: true, Token: l.token}
 		}
-		unsettled := time.Now().Before(l.settle)
 		switch {
 		case !ok:
-		case op.TTL > 0: // a first raise: tentative where no token is noted yet
+		case op.Tentative: // a first raise: tentative where no token is noted yet
 			if l.token == 0 {
-				l.token, l.settle = op.N, time.Now().Add(op.TTL)
+				l.token, l.tentative = op.N, true
 			}
 			noted = true
-		case unsettled || l.token == 0 || l.token == op.N: // a settled token never changes
-			l.token, l.settle, noted = op.N, time.Time{}, true
+		case l.tentative || l.token == 0 || l.token == op.N: // a last raise: its token final
+			l.token, l.tentative, noted = op.N, false, true
 		}
 		if noted {
 			f.data[op.Aux] = l

@@ -133,12 +133,13 @@ func (e *Engine) unrepaired() *multierror.Error {
 // The validity left after these steps is checked again. With lock (the
 // acquire op of a fenced string lock), the raise also notes the token
 // beside the lock, and needs Q nodes that noted it: a read quorum then
-// finds it (Token). The first raise notes its token tentative (settled
-// after tentativeFor, in each node's own clock): until then a read finds
-// no token, and the second raise of an outbid grant replaces it, or fails
-// where it settled. So a reader never answers a token that an outbid raise
-// noted on Q holders first (TokenOf waits until it settles or is final).
-// A first raise that was not outbid is confirmed final at once, unawaited.
+// finds it (Token). The first raise notes its token tentative: a read
+// finds no token in it. A grant that was not outbid confirms it final
+// (confirm), once it passed its validity check; an outbid grant's second
+// raise notes its larger token final. So a read finds only the token of a
+// grant's last raise: never an outbid first raise's, nor the first token
+// of a grant that failed between its raises (TokenOf waits while holders
+// note a tentative token, readNoted).
 func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant, *RoundError) {
 	intact := 0
 	for j, v := range r.votes {
@@ -158,9 +159,10 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 	// grants raise meanwhile belong to grants after this one (or, with the
 	// shared TokenKey, of other keys): they need no outbidding, and chasing
 	// them would not end under load.
-	for first, raised := true, false; !raised; first = false {
+	raises := 0
+	for raised := false; !raised; raises++ {
 		var rerr *RoundError
-		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock, first); rerr != nil {
+		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock, raises == 0); rerr != nil {
 			return Grant{}, rerr
 		}
 	}
@@ -169,6 +171,12 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
 		rerr.Spent = r.elapsed
 		return Grant{}, rerr
+	}
+	if raises == 1 && lock.Key != "" {
+		// Not outbid: the first raise's tentative token is the grant's.
+		// Confirmed final, unawaited, before the grant is answered: only a
+		// token a grant answered is ever confirmed (tokenpart.lua).
+		e.confirm(Op{Kind: OpRaise, Key: tokenKey, N: g.Token, Round: r.id, Aux: lock.Key, Value: lock.Value}, r.start.Add(r.ttl))
 	}
 	return g, nil
 }
@@ -183,10 +191,7 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 		rerr.Spent = time.Since(r.start)
 		return false, rerr
 	}
-	op := Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value}
-	if outbid && lock.Key != "" {
-		op.TTL = e.tentativeFor(r.ttl)
-	}
+	op := Op{Kind: OpRaise, Key: tokenKey, N: *token, Round: r.id, Aux: lock.Key, Value: lock.Value, Tentative: outbid && lock.Key != ""}
 	t := e.start(nil, op, e.lockTimeout(r.ttl), false)
 	t.collect()
 	noted := t.noted
@@ -206,6 +211,9 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 		t.drain()
 		rerr := t.roundError(RoundFence, ErrNoQuorum)
 		rerr.Votes = raised
+		if raised >= e.quorum { // the notes fell short: the lock moved or went on some holders
+			rerr.Votes = noted()
+		}
 		rerr.addNodeErrs(e.unrepaired())
 		return false, rerr
 	}
@@ -221,12 +229,48 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 	return true, nil
 }
 
-// tentativeFor is how long a first raise's token stays tentative on a
-// node for a lock of ttl: three node waits, longer than the time between
-// the first raise landing on a node and an in-time second raise landing
-// there (the first raise's replies, their notes, the second's own wait).
-// A second raise landing later is refused there, which only costs the
-// grant (a NOQUORUM) when it misses Q holders.
-func (e *Engine) tentativeFor(ttl time.Duration) time.Duration {
-	return 3 * e.lockTimeout(ttl)
+// confirm sends a grant's confirmation of its token (a last raise of the
+// token its first raise noted tentative) to every node, unawaited, and up
+// to twice more, a node wait apart and within the lock's window, to the
+// nodes that failed to answer: a confirmation lost on too many holders
+// would leave the lock without a readable token (never with another one).
+func (e *Engine) confirm(op Op, until time.Time) {
+	if e.life.Err() != nil {
+		return // closed
+	}
+	e.monitors.Go(func() {
+		idx, wait := e.allIdx, e.opts.NodeTimeout
+		for try := 0; try < 3 && len(idx) > 0 && time.Now().Before(until); try++ {
+			if try > 0 {
+				select {
+				case <-e.life.Done():
+					return
+				case <-time.After(wait):
+				}
+			}
+			ch := e.send(idx, op, time.Now().Add(wait))
+			timer := time.NewTimer(wait + e.lateGrace())
+			answered := make([]bool, len(idx))
+		collect:
+			for range idx {
+				select {
+				case a := <-ch:
+					answered[a.node] = a.reply.Err == nil
+				case <-timer.C:
+					break collect
+				case <-e.life.Done():
+					timer.Stop()
+					return
+				}
+			}
+			timer.Stop()
+			var again []int
+			for j, ok := range answered {
+				if !ok {
+					again = append(again, idx[j])
+				}
+			}
+			idx = again
+		}
+	})
 }

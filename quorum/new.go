@@ -27,12 +27,13 @@ func New(nodes []Node, opts ...Option) (*Engine, error) {
 		e.allIdx[i] = i
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	e.stop = stop
+	e.life, e.stop = ctx, stop
 	e.watchHealth(ctx)
 	return e, nil
 }
 
-// Close stops the health monitors and closes every node.
+// Close stops the health monitors and the confirmations still retried,
+// and closes every node.
 func (e *Engine) Close() error {
 	e.stop()
 	e.monitors.Wait()

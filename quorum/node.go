@@ -88,7 +88,7 @@ const (
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
-	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it: tentative for TTL (a first raise), else final. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
+	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it: tentative with Tentative (a first raise), else final. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
 	OpRenew // extend each of Leases as OpPExpireIfEq does, never shortening (Key, Value, TTL and Pad ignored; a Lease with a Round only where the lock's note names it); with N 1 also restore a lease where its key and note are both absent (the restore is not counted; its note outlives the key by AuxTTL, the lock-delay); Each: per lease, extended
@@ -139,10 +139,13 @@ type Op struct {
 	// expired waiters purged first, and refuses with N, the ms until trying
 	// again may succeed; an OpDelIfEq also takes Value out of the queue and
 	// reports waiters left (N 2).
-	Fair  bool
-	Key   string
-	Value string
-	TTL   time.Duration
+	Fair bool
+	// Tentative: an OpRaise's token noted beside the lock is tentative
+	// (the acquire's first raise, which may yet be outbid).
+	Tentative bool
+	Key       string
+	Value     string
+	TTL       time.Duration
 	// Aux is a second key some hash ops touch: an unlock latch kept for
 	// AuxTTL, or a fencing token counter. An OpSetNX's AuxTTL is its
 	// lock-delay: the note beside the lock outlives it by that much, and
@@ -194,11 +197,11 @@ type Entry struct {
 	Note NoteKind
 	// Token is the fencing token noted beside a fenced lock (0: none).
 	Token int64
-	// Settle is how long until a fenced lock's tentative token settles
-	// (its acquire's first raise noted it; a second one, when that raise
-	// was outbid, may still replace it until then): the token reads as 0
-	// meanwhile. In a quorum's answer, the longest among the holders.
-	Settle time.Duration
+	// Tentative: a fenced lock's acquire noted a tentative token (its
+	// first raise, which may yet be outbid) that no last raise made final
+	// yet: the token reads as 0 meanwhile. In a quorum's answer, true when
+	// one of the holders of the lock's round notes one.
+	Tentative bool
 	// Round is the round that wrote a string lock (reads with its note).
 	Round string
 	// Agreed counts the holders of the lock's round whose note carries

@@ -37,25 +37,23 @@ func (e *Engine) Read(ctx context.Context, key string) (Entry, error) {
 }
 
 // readNoted is Read for a lock's token: a fenced lock whose holders note
-// a tentative token (its acquire's first raise; a second one may still
-// replace it) is read again until it is final or settled, for at most the
-// longest a token stays tentative (tentativeFor of the longest lock wait)
-// and one node wait more: a backend whose clock jumped back leaves it
-// unsettled longer, and the read answers without a token. Waits grow from
-// 1 ms to the time left to settle: the acquire confirms its token at once,
-// the settling is the backstop.
+// a tentative token (its acquire's first raise, which may yet be outbid)
+// and none final on Q is read again until one is, for at most two node
+// waits (its acquire's second raise and its confirmation). Waits grow from
+// 1 ms: the acquire confirms its token at once. A lock whose confirmation
+// was lost on too many holders reads without a token.
 func (e *Engine) readNoted(ctx context.Context, key string) (Entry, time.Time, error) {
-	giveUp := time.Now().Add(e.tentativeFor(e.opts.MaxTTL) + e.opts.NodeTimeout)
+	giveUp := time.Now().Add(2 * e.opts.NodeTimeout)
 	for wait := time.Millisecond; ; wait *= 2 {
 		start := time.Now()
 		v, err := e.read(ctx, Op{Kind: OpRead, Key: key, Aux: MetaKey(key)}, false, false)
-		if err != nil || !v.Found || v.Token != 0 || v.Settle <= 0 || start.After(giveUp) {
+		if err != nil || !v.Found || v.Token != 0 || !v.Tentative || start.After(giveUp) {
 			return v, start, err
 		}
 		select {
 		case <-ctx.Done():
 			return Entry{}, start, ctx.Err()
-		case <-time.After(min(wait, v.Settle, time.Until(giveUp)+time.Millisecond)):
+		case <-time.After(min(wait, time.Until(giveUp)+time.Millisecond)):
 		}
 	}
 }
@@ -169,8 +167,8 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 		fenced  map[int64]int // holders per token a fenced acquire's raise noted
 		fixed   map[int64]int // holders per token fixed by a first TokenOf
 		kind    = NoteNone
-		pending bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
-		settle  time.Duration
+		pending   bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
+		tentative bool // ... and one of them a first raise's, whose last raise is on its way
 	)
 	// The same value may be held by two locks at once: a released lock's
 	// copy left on a node its release did not reach, and a new owner's
@@ -188,7 +186,7 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 			}
 			switch {
 			case v.Note == NoteFenced && v.Token == 0:
-				pending, settle = true, max(settle, v.Settle)
+				pending, tentative = true, tentative || v.Tentative
 			case v.Note == NoteFenced:
 				if fenced == nil {
 					fenced = map[int64]int{}
@@ -210,7 +208,7 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 	// could be one the lock does not keep (the larger one of a raise that
 	// reached fewer than Q, or a stale smaller one whose other holders are
 	// unreachable): then none is answered.
-	found.Token, found.Note, found.Settle = 0, kind, settle
+	found.Token, found.Note, found.Tentative = 0, kind, tentative
 	for token, n := range fenced {
 		if n >= e.quorum {
 			found.Token = token

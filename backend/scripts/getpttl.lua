@@ -3,8 +3,8 @@
 -- 2 if another type, else 0}, and with KEYS[2] (a string lock's note) four more elements:
 -- the fencing token noted there, or 0, and the round that wrote the lock; how the
 -- token was given: 0 none ("<round> <pad>"), 1 by a fenced acquire ("<round> <pad> <token>",
--- 0 until its raise noted one and while that one is tentative), 2 fixed by a first token
--- read ("<round> <pad> =<token>"); and the ms until a tentative token settles (tokenpart.lua). A hash is a
+-- 0 until its last raise made one final), 2 fixed by a first token read
+-- ("<round> <pad> =<token>"); and 1 if a tentative token is noted (tokenpart.lua), else 0. A hash is a
 -- reentrant lock (Redisson's layout): its value is its first field, the owner.
 local t = redis.call("TYPE", KEYS[1])["ok"]
 if t == "hash" then
@@ -14,12 +14,16 @@ if t ~= "string" and t ~= "none" then
   return {"", redis.call("PTTL", KEYS[1]), 2}
 end
 if #KEYS > 1 then
-  local token, round, kind, wait = 0, "", 0, 0
+  local token, round, kind, tentative = 0, "", 0, 0
   local note = redis.call("GET", KEYS[2])
   if note then
     local part
     round, part = string.match(note, "^(%S*) %d+(.*)$")
-    part, wait = settledPart(part or "")
+    local tent
+    part, tent = settledPart(part or "")
+    if tent then
+      tentative = 1
+    end
     local fixed, t = string.match(part, "^ (=?)(%d+)$")
     if t then
       token, kind = tonumber(t) or 0, 1
@@ -29,6 +33,6 @@ if #KEYS > 1 then
     end
     round = round or ""
   end
-  return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0, token, round, kind, wait}
+  return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0, token, round, kind, tentative}
 end
 return {redis.call("GET", KEYS[1]), redis.call("PTTL", KEYS[1]), 0}

@@ -19,8 +19,8 @@
 -- not agree: the holders that kept it keep the token), its note outliving the key by the
 -- lock-delay as an acquire's does; it is not counted in this renewal, only in the next ones
 -- that find it held.
--- Returns, per lock, "+" and the token part of its note as it stands for good (" <token>",
--- " =<token>", nothing, or " 0" while a tentative one is not settled: tokenpart.lua) when
+-- Returns, per lock, "+" and the token part of its note as a read counts it (" <token>",
+-- " =<token>", nothing, or " 0" for none yet, a tentative one too: tokenpart.lua) when
 -- extended, else 0.
 local restore = ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0

@@ -4,11 +4,11 @@
 -- where this raise writes, it notes its round ARGV[2] there. With a lock (KEYS[4]
 -- holding ARGV[3], its note KEYS[5] naming round ARGV[2]), the token is also noted
 -- beside the lock (token parts: tokenpart.lua), keeping the note's TTL:
---   a fenced lock ("<round> <pad> 0" until its raise): ARGV[4] "?<ms>", a first raise,
---   notes it tentative for ARGV[4] ms (" ?<token> <until>") where no token is noted yet;
---   without ARGV[4], a last raise (the acquire's second, outbid, or its confirmation of
---   the first), notes it final (" <token>") over none or an unsettled tentative one, and
---   where a token is settled, only the same one: a settled token never changes;
+--   a fenced lock ("<round> <pad> 0" until its raise): ARGV[4] "?", a first raise, notes it
+--   tentative (" ?<token>") where no token is noted yet; without ARGV[4], a last raise (the
+--   acquire's second, outbid, or its confirmation of the first) notes it final
+--   (" <token>") over none, a tentative one, or the same token: an acquire's last raise is
+--   one token, so no node ever notes another one final for that lock;
 --   ARGV[4] "fix", a lock taken without a token ("<round> <pad>"): "<round> <pad> =<token>",
 --   only if no token is there yet (a token fixed on a node never changes); with ARGV[1]
 --   0, nothing is written: the counter and the token fixed there are read.
@@ -43,16 +43,13 @@ if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
   elseif note and ttl > 0 then
     local round, pad, rest = string.match(note, "^(%S*) (%d+)(.*)$")
     if round == ARGV[2] then
-      local part, unsettled = settledPart(rest)
-      local mode = ARGV[4] or ""
-      if string.sub(mode, 1, 1) == "?" then
+      local part, tentative = settledPart(rest)
+      if ARGV[4] == "?" then
         if rest == " 0" then
-          local t = redis.call("TIME")
-          local untl = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(string.sub(mode, 2))
-          redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1] .. " " .. string.format("%d", untl), "PX", ttl)
+          redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1], "PX", ttl)
         end
         noted = 1
-      elseif unsettled > 0 or part == " 0" or part == " " .. ARGV[1] then
+      elseif rest == " 0" or tentative or part == " " .. ARGV[1] then
         -- the token as its own digits: Lua writes a number above 1e14 as 1.2e+15
         redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. ARGV[1], "PX", ttl)
         noted = 1

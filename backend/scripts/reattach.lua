@@ -9,9 +9,8 @@
 -- neither reaches it. A connection-bound lock (its note's round ends with "~") is refused: it
 -- is not made a session lock. Only a lock whose note carries exactly the token ARGV[5] ("" none,
 -- "<token>" a fenced acquire's, "=<token>" fixed) moves: the one Q holders were read to agree
--- on (Engine.Reattach); a tentative token only once settled (tokenpart.lua), and it moves as
--- final. A raise still on its way notes its token only beside its own round, so a holder that
--- moves keeps the settled token for good.
+-- on (Engine.Reattach); never a tentative one (tokenpart.lua). A raise still on its way notes
+-- its token only beside its own round, so a holder that moves keeps the final token for good.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
