@@ -106,15 +106,15 @@ the round; a release or a rollback that ignores the pin; an extend that shortens
 
 model/tokens.pml models fencing tokens: 3 backends, 2 replicas, two racing fenced grants (acquire's INCR, the
 token the largest counter among the granting intact nodes, the raise and its outbid, the first raise's token
-tentative until it settles or the last raise makes it final), a plain lock's first LOCK.TOKEN read (fixToken's
+tentative until the grant's last raise makes its token final), a plain lock's first LOCK.TOKEN read (fixToken's
 two rounds, set if absent), a backend restarting empty with its quarantine and the repair that raises its
 counter, another key's grant bumping the shared counter. Invariants: a lock's first token is above every token
-answered before it, and every later answer for the same lock is the same token. Exhaustive: 8,661,607 /
-9,200,297 / 135,563 / 8,933,447 / 4,398,638 states in its five CI runs, 0 errors; mutants caught: a token from
+answered before it, and every later answer for the same lock is the same token. Exhaustive: 5,259,461 /
+5,968,639 / 135,563 / 4,171,862 / 1,604,816 states in its five CI runs, 0 errors; mutants caught: a token from
 one node's INCR, a repair that marks a node intact without raising its counter, a read that takes a tentative
-token, a first raise that notes its token final. Its SCEN_READ run (two racing grants and a reader, 94,367,865
-states, 313 s, outside CI) found a reader between an outbid grant's two raises answered the first raise's token;
-with tentative tokens it verifies (model/README.md).
+token, a first raise that notes its token final. Its SCEN_READ run (two racing grants and a reader, outside CI:
+too long) found a reader between an outbid grant's two raises answered the first raise's token; with tentative
+tokens it verifies (model/README.md).
 
 model/queue.pml models the fair queue: a holder and two waiters on 3 backends (tail, add, beats, dequeue, the fair
 acquire that only the queue's head may make, leases lapsing, a backend restarting empty). Invariants: mutual

@@ -197,20 +197,19 @@
 // only once Q holders note one token, and only those holders (Reattach).
 // The first raise notes its token tentative, and a tentative token is no
 // token to a read. A grant that was not outbid confirms it final once it
-// passed its validity check (unawaited, before it answers). An outbid
-// grant's second raise replaces it with the larger token, but only within
-// tentativeFor of its noting, in each node's own clock: later, that node
-// refuses any token but the tentative one, and the grant fails without Q
-// holders. So every token a read finds on Q holders was made final by a
-// last raise: the token of a grant that answered it, or of a last raise
-// that noted it on Q holders. Never an outbid first raise's (a reader
-// between the two raises waits, readNoted, and answers the grant's), nor
-// the first token of a grant that failed between its raises (it may be
-// below an earlier grant's: that is why it was outbid). A confirmation
-// lost on so many nodes that fewer than Q note the token final leaves the
-// lock without a readable token (the holder has it from the grant); it
-// never leaves it another token (model/tokens.pml, SCEN_READ_BUMP and
-// SCEN_READ).
+// passed its validity check (confirm: unawaited, before it answers, resent
+// where it failed); an outbid grant's second raise notes its larger token
+// final. A grant's last raise is one token, and a node makes final only
+// the token its note has none of, holds tentative, or holds already: no
+// node ever notes another token final for that lock. So a token read on Q
+// holders is the one a grant's last raise made final: never an outbid
+// first raise's (a reader between the two raises waits, readNoted, and
+// answers the grant's), nor the first token of a grant that failed between
+// its raises (it may be below an earlier grant's: that is why it was
+// outbid). No clock is involved. A confirmation lost on so many nodes that
+// fewer than Q note the token final leaves the lock without a readable
+// token (its holder has it from the grant), never with another one
+// (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ; e2e tentative_test.go).
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,
 // and one lock has exactly one token however many readers, on however

@@ -163,10 +163,10 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
 	var (
-		found   Entry
-		fenced  map[int64]int // holders per token a fenced acquire's raise noted
-		fixed   map[int64]int // holders per token fixed by a first TokenOf
-		kind    = NoteNone
+		found     Entry
+		fenced    map[int64]int // holders per token a fenced acquire's raise noted
+		fixed     map[int64]int // holders per token fixed by a first TokenOf
+		kind      = NoteNone
 		pending   bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
 		tentative bool // ... and one of them a first raise's, whose last raise is on its way
 	)
