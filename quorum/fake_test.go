@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -28,7 +26,6 @@ type fakeNode struct {
 	opFaults map[string]opFault // by operation name (opNames): on top of err, delay, gate
 	setTTLs  []time.Duration
 	inflight map[string]int
-	sent     atomic.Int64 // operations sent and not answered yet
 	maxIn    int
 	calls    map[string]int
 
@@ -216,26 +213,7 @@ var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpir
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
 func (f *fakeNode) Do(op Op, deadline time.Time, done func(Reply)) {
-	f.sent.Add(1)
-	go func() {
-		defer f.sent.Add(-1)
-		done(f.apply(op, deadline))
-	}()
-}
-
-// quiesce waits until no operation is in flight on f (an unawaited one,
-// such as a fenced grant's confirmation of its token, landed).
-func (f *fakeNode) quiesce(t testing.TB) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		busy := f.sent.Load()
-		if busy == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: %d operations still in flight", f.name, busy)
-		}
-	}
+	go func() { done(f.apply(op, deadline)) }()
 }
 
 // enter applies the faults; it returns the error the call must fail with.
