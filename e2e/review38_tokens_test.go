@@ -51,27 +51,13 @@ func TestReview38RacingReattachLeavesTwoTokens(t *testing.T) {
 		seen := map[int64]int{}
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			time.Sleep(time.Duration(i%9) * 150 * time.Microsecond)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
+			reattachStorm(ctx, b, key, "tokA", 10, time.Duration(i%9)*150*time.Microsecond, stop, func(n int64, err error) {
+				if err == nil {
+					mu.Lock()
+					seen[n]++
+					mu.Unlock()
 				}
-				p := b.Pipeline()
-				cmds := make([]*redis.Cmd, 10)
-				for j := range cmds {
-					cmds[j] = p.Do(ctx, "LOCK.ACQUIRE", key, "tokA", 2000, "SESSION")
-				}
-				_, _ = p.Exec(ctx)
-				for _, c := range cmds {
-					if n, err := c.Int64(); err == nil {
-						mu.Lock()
-						seen[n]++
-						mu.Unlock()
-					}
-				}
-			}
+			})
 		})
 		_, err := a.Do(ctx, "LOCK.ACQUIRE", key, "tokA", 2000).Int64()
 		time.Sleep(3 * time.Millisecond)

@@ -3,7 +3,6 @@ package e2e
 import (
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,29 +46,8 @@ func review38cOutbid(t *testing.T, withReattach, withReaders bool) {
 	rd := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
 	r1 := oneConn(h)
 
-	// Load: fenced acquires of other keys through both replicas, to make
-	// raises outbid one another.
-	var stopLoad atomic.Bool
-	var granted sync.Map // token -> key, the load's grants
-	var load sync.WaitGroup
-	for g := range 3 {
-		c := h.Client(func(o *redis.Options) {
-			o.PoolSize = 1
-			if g%2 == 1 {
-				o.Addr = addr2
-			}
-		})
-		load.Go(func() {
-			for i := 0; !stopLoad.Load(); i++ {
-				key := fmt.Sprintf("review38c:load:%d:%d", g, i%50)
-				if n, err := c.Do(ctx, "LOCK.ACQUIRE", key, "L", 2000).Int64(); err == nil {
-					granted.Store(n, key)
-					_, _ = c.Do(ctx, "LOCK.RELEASE", key, "L").Result()
-				}
-			}
-		})
-	}
-	defer func() { stopLoad.Store(true); load.Wait() }()
+	granted, stopLoad := fencedLoad(t, h, addr2, "review38c:load", 2*time.Second)
+	defer stopLoad()
 
 	deadline := time.Now().Add(12 * time.Second) // before the fix, 3 of the first 5-7 trials split
 	trials, split := 0, 0
@@ -82,27 +60,13 @@ func review38cOutbid(t *testing.T, withReattach, withReaders bool) {
 		var wg sync.WaitGroup
 		if withReattach {
 			wg.Go(func() {
-				time.Sleep(time.Duration(i%7) * 200 * time.Microsecond)
-				for {
-					select {
-					case <-stop:
-						return
-					default:
+				reattachStorm(ctx, b, key, "tokA", 6, time.Duration(i%7)*200*time.Microsecond, stop, func(n int64, err error) {
+					if err == nil {
+						mu.Lock()
+						reatt[n]++
+						mu.Unlock()
 					}
-					p := b.Pipeline()
-					cmds := make([]*redis.Cmd, 6)
-					for j := range cmds {
-						cmds[j] = p.Do(ctx, "LOCK.ACQUIRE", key, "tokA", 2000, "SESSION")
-					}
-					_, _ = p.Exec(ctx)
-					for _, c := range cmds {
-						if n, err := c.Int64(); err == nil {
-							mu.Lock()
-							reatt[n]++
-							mu.Unlock()
-						}
-					}
-				}
+				})
 			})
 		}
 		if withReaders {

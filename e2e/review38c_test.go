@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,100 +23,7 @@ import (
 // through the other replica. The acquire and every re-attach must answer
 // one token, and it must be no other grant's.
 func TestReview38cOutbidReattachToken(t *testing.T) {
-	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
-	ctx := t.Context()
-	_, addr2 := h.Serve()
-	a := oneConn(h)
-	b := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
-	r1 := oneConn(h)
-
-	// Load: fenced acquires of other keys through both replicas, to make
-	// raises outbid one another.
-	var stopLoad atomic.Bool
-	var granted sync.Map // token -> key, the load's grants
-	var load sync.WaitGroup
-	for g := range 3 {
-		c := h.Client(func(o *redis.Options) {
-			o.PoolSize = 1
-			if g%2 == 1 {
-				o.Addr = addr2
-			}
-		})
-		load.Go(func() {
-			for i := 0; !stopLoad.Load(); i++ {
-				key := fmt.Sprintf("review38c:load:%d:%d", g, i%50)
-				if n, err := c.Do(ctx, "LOCK.ACQUIRE", key, "L", 2000).Int64(); err == nil {
-					granted.Store(n, key)
-					_, _ = c.Do(ctx, "LOCK.RELEASE", key, "L").Result()
-				}
-			}
-		})
-	}
-	defer func() { stopLoad.Store(true); load.Wait() }()
-
-	deadline := time.Now().Add(40 * time.Second)
-	trials, split := 0, 0
-	for i := 0; time.Now().Before(deadline) && i < 400; i++ {
-		trials++
-		key := fmt.Sprintf("review38c:outbid:%d", i)
-		stop := make(chan struct{})
-		var mu sync.Mutex
-		reatt := map[int64]int{}
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			time.Sleep(time.Duration(i%7) * 200 * time.Microsecond)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				p := b.Pipeline()
-				cmds := make([]*redis.Cmd, 6)
-				for j := range cmds {
-					cmds[j] = p.Do(ctx, "LOCK.ACQUIRE", key, "tokA", 2000, "SESSION")
-				}
-				_, _ = p.Exec(ctx)
-				for _, c := range cmds {
-					if n, err := c.Int64(); err == nil {
-						mu.Lock()
-						reatt[n]++
-						mu.Unlock()
-					}
-				}
-			}
-		})
-		tok, err := a.Do(ctx, "LOCK.ACQUIRE", key, "tokA", 2000).Int64()
-		time.Sleep(3 * time.Millisecond)
-		close(stop)
-		wg.Wait()
-		final, ferr := r1.Do(ctx, "LOCK.TOKEN", key).Int64()
-		all := map[int64]bool{}
-		if err == nil {
-			all[tok] = true
-		}
-		for n := range reatt {
-			all[n] = true
-		}
-		if len(all) > 1 {
-			split++
-			for n := range all {
-				if k, ok := granted.Load(n); ok {
-					t.Errorf("%s: token %d answered for it was also granted to %s", key, n, k)
-				}
-			}
-			t.Errorf("%s: one lock answered several tokens: acquire %d (%v), re-attaches %v; LOCK.TOKEN after %d, %v (notes %q)",
-				key, tok, err, reatt, final, ferr, review38Notes(h, key))
-			if split >= 3 {
-				break
-			}
-		}
-		_, _ = r1.Do(ctx, "LOCK.RELEASE", key, "tokA").Result()
-	}
-	t.Logf("%d trials, %d with several tokens answered", trials, split)
-	if split > 0 {
-		t.Errorf("%d of %d trials answered one lock several tokens", split, trials)
-	}
+	review38cOutbid(t, true, false)
 }
 
 // TestReview38cFirstTokenRacingReattach: a plain SET NX PX lock gets its

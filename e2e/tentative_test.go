@@ -241,26 +241,12 @@ func TestTentativePausesOutbidRace(t *testing.T) {
 	})
 	ctx := t.Context()
 	_, addr2 := h.Serve()
-	var stopLoad atomic.Bool
-	var load sync.WaitGroup
-	for g := range 3 {
-		c := h.Client(func(o *redis.Options) {
-			o.PoolSize = 1
-			if g%2 == 1 {
-				o.Addr = addr2
-			}
-		})
-		load.Go(func() {
-			for i := 0; !stopLoad.Load(); i++ {
-				key := fmt.Sprintf("tentpause:load:%d:%d", g, i%50)
-				if _, err := c.Do(ctx, "LOCK.ACQUIRE", key, "L", 3000).Int64(); err == nil {
-					_, _ = c.Do(ctx, "LOCK.RELEASE", key, "L").Result()
-				}
-			}
-		})
-	}
-	load.Go(func() { // the nemesis
-		for i := 0; !stopLoad.Load(); i++ {
+	_, stopLoad := fencedLoad(t, h, addr2, "tentpause:load", 3*time.Second)
+	defer stopLoad()
+	var stopNemesis atomic.Bool
+	var nemesis sync.WaitGroup
+	nemesis.Go(func() {
+		for i := 0; !stopNemesis.Load(); i++ {
 			b := h.Backend[i%3]
 			time.Sleep(time.Duration(20+(i*37)%200) * time.Millisecond)
 			b.Pause()
@@ -268,7 +254,7 @@ func TestTentativePausesOutbidRace(t *testing.T) {
 			b.Resume()
 		}
 	})
-	defer func() { stopLoad.Store(true); load.Wait() }()
+	defer func() { stopNemesis.Store(true); nemesis.Wait() }()
 	a := oneConn(h)
 	b := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
 	rd := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
