@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"time"
 )
@@ -30,16 +31,25 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	v, _, err := e.readNoted(ctx, key)
-	switch {
-	case err != nil:
-		return Grant{}, err
-	case !v.Found || v.Value != value || v.Type != TypeString:
-		return Grant{}, ErrNotHeld
-	case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0:
-		return Grant{}, ErrTokenUnsettled
+	// A token fixed or made final between the read and the move (another
+	// re-attach's TokenOf, a grant's last raise) moves nothing: the lock is
+	// read again, up to three times, while its owner still holds it.
+	for try := 1; ; try++ {
+		v, _, err := e.readNoted(ctx, key)
+		switch {
+		case err != nil:
+			return Grant{}, err
+		case !v.Found || v.Value != value || v.Type != TypeString:
+			return Grant{}, ErrNotHeld
+		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0:
+			return Grant{}, ErrTokenUnsettled
+		}
+		g, err := e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID() + SessionMark, IfEq: v.noteToken()}, ttl)
+		if try < 3 && errors.Is(err, ErrNotHeld) {
+			continue
+		}
+		return g, err
 	}
-	return e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID() + SessionMark, IfEq: v.noteToken()}, ttl)
 }
 
 // noteToken is the token part of a lock's note as the backends keep it:
