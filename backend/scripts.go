@@ -60,7 +60,7 @@ var (
 	queueBeatsScript   = redis.NewScript(queueBeatsLua)
 	undoScript         = redis.NewScript(undoLua)
 	delIfEqScript      = redis.NewScript(delIfEqLua)
-	pexpireIfEqScript  = redis.NewScript(tokenPartLua + pexpireIfEqLua)
+	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
 	extendScript       = redis.NewScript(extendLua)
 	reattachScript     = redis.NewScript(tokenPartLua + reattachLua)
 	getPTTLScript      = redis.NewScript(tokenPartLua + getPTTLLua)

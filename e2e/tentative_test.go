@@ -16,20 +16,31 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// tentRig: 3 redis-servers with steppable clocks; replica 1 reaches them
-// through hooked links (the acquirer), replica 2 directly (readers).
+// tentRig: redis-servers; replica 1 (acq) reaches them through hooked
+// links (the acquirer), replica 2 (rd) directly (readers).
 type tentRig struct {
 	servers  []*redistest.Server
-	setClock func(i int, ms int64)
+	setClock func(i int, ms int64) // with steppable clocks (newTentRig)
+	h1, h2   *harness.Harness
 	acq, rd  *redis.Client
 }
 
+// newTentRig: 3 redis-servers with steppable clocks, node wait 1s.
 func newTentRig(t *testing.T, hook mitmHook) *tentRig {
 	servers, set := jumpServers(t, 3)
+	r := hookedRig(t, servers, hook, func(c *config.Config) { c.NodeTimeout, c.TimeoutFactor = time.Second, 0.5 })
+	r.setClock = set
+	return r
+}
+
+// hookedRig serves servers through two replicas, replica 1's links hooked,
+// without quarantine (a restarted backend counts at once, as after it),
+// with more's settings.
+func hookedRig(t *testing.T, servers []*redistest.Server, hook mitmHook, more func(*config.Config)) *tentRig {
 	base := config.Default()
 	base.Listen = "127.0.0.1:0"
 	base.Quarantine = false
-	base.NodeTimeout, base.TimeoutFactor = time.Second, 0.5
+	more(&base)
 	direct, hooked := base, base
 	direct.Backends, hooked.Backends = nil, nil
 	for i, s := range servers {
@@ -46,7 +57,7 @@ func newTentRig(t *testing.T, hook mitmHook) *tentRig {
 	_, h2.Addr = h2.Serve()
 	h1 := harness.Of(t, servers, hooked)
 	_, h1.Addr = h1.Serve()
-	r := &tentRig{servers: servers, setClock: set}
+	r := &tentRig{servers: servers, h1: h1, h2: h2}
 	r.acq = h1.Client(func(o *redis.Options) { o.PoolSize = 1 })
 	r.rd = h2.Client(func(o *redis.Options) { o.PoolSize = 1 })
 	// wait until both replicas grant fenced locks (backends marked)

@@ -289,8 +289,9 @@ proctype AcquirePlain(byte g) {
 
 /* read.go majorityEntry over the nodes answering in time: found when Q of
  * them hold g's lock; a fenced token counts only when Q holders note it
- * (a tentative one not settled reads as none: getpttl.lua, tokenpart.lua);
- * a fixed token counts only when Q holders fixed it */
+ * final, or tentative beside the same token final on another holder (a
+ * tentative one alone reads as none: getpttl.lua, tokenpart.lua); a fixed
+ * token counts only when Q holders fixed it */
 #ifdef MUTANT_READ_TENTATIVE
 #define TENT(m) false
 #else
@@ -300,7 +301,8 @@ proctype AcquirePlain(byte g) {
   if \
   :: val[m] == g -> hold++; \
      if \
-     :: nkind[m] == K_FENCED && (ntok[m] == 0 || TENT(m)) -> fenced = true \
+     :: nkind[m] == K_FENCED && ntok[m] == 0 -> fenced = true \
+     :: nkind[m] == K_FENCED && ntok[m] != 0 && TENT(m) -> fenced = true; tt = ntok[m]; tc++ \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && (ft1 == 0 || ft1 == ntok[m]) -> fenced = true; ft1 = ntok[m]; e1++ \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && (ft2 == 0 || ft2 == ntok[m]) -> fenced = true; ft2 = ntok[m]; e2++ \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && ft2 != 0 && ft2 != ntok[m] -> fenced = true \
@@ -313,8 +315,9 @@ proctype AcquirePlain(byte g) {
   fi
 #define READ1T(m) if :: hold = hold; READ1(m) :: skip fi
 #define READ \
-  hold = 0; fenced = false; ftok = 0; ft1 = 0; e1 = 0; ft2 = 0; e2 = 0; fx1 = 0; c1 = 0; fx2 = 0; c2 = 0; \
+  hold = 0; fenced = false; ftok = 0; ft1 = 0; e1 = 0; ft2 = 0; e2 = 0; tt = 0; tc = 0; fx1 = 0; c1 = 0; fx2 = 0; c2 = 0; \
   READ1T(0); READ1T(1); READ1T(2); \
+  if :: tt != 0 && ft1 == tt -> e1 = e1 + tc :: tt != 0 && ft2 == tt -> e2 = e2 + tc :: else -> skip fi; tt = 0; tc = 0; \
   if :: e1 >= Q -> ftok = ft1 :: e2 >= Q -> ftok = ft2 :: else -> skip fi; \
   if :: c2 >= Q -> fx1 = fx2; c1 = c2 :: else -> skip fi
 
@@ -351,7 +354,7 @@ proctype AcquirePlain(byte g) {
 #define LEADING if :: k2 > k1 || k2 == k1 && f2 > f1 -> f1 = f2; k1 = k2 :: else -> skip fi
 
 proctype TokenOf(byte g) {
-  byte hold, ftok, ft1, e1, ft2, e2, fx1, c1, fx2, c2, tok, before, fixed, iy, mx, f1, k1, f2, k2;
+  byte hold, ftok, ft1, e1, ft2, e2, tt, tc, fx1, c1, fx2, c2, tok, before, fixed, iy, mx, f1, k1, f2, k2;
   bool fenced;
   if /* the reader reads while the lock's window is open, or not at all */
   :: atomic { started[g] && !over[g] -> skip }

@@ -336,9 +336,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		entry := Entry{Found: true, Value: e.value, TTL: time.Until(e.expiry).Truncate(time.Millisecond)}
 		if op.Aux != "" {
 			entry.Token, entry.Round, entry.Note = e.token, e.round, e.note
-			if e.tentative { // no token until a last raise makes it final
-				entry.Token, entry.Tentative = 0, true
-			}
+			entry.Tentative = e.tentative // counts only beside the same token final
 		}
 		return Reply{OK: true, Entry: entry}
 	case OpDel:

@@ -197,10 +197,12 @@ type Entry struct {
 	Note NoteKind
 	// Token is the fencing token noted beside a fenced lock (0: none).
 	Token int64
-	// Tentative: a fenced lock's acquire noted a tentative token (its
-	// first raise, which may yet be outbid) that no last raise made final
-	// yet: the token reads as 0 meanwhile. In a quorum's answer, true when
-	// one of the holders of the lock's round notes one.
+	// Tentative: a node's fenced lock notes Token tentative (its acquire's
+	// first raise, which may yet be outbid; no last raise made it final
+	// there yet): it counts only beside the same token final on another
+	// holder of the round (then the first raise's token was the last's).
+	// In a quorum's answer (Token 0): a holder notes one, and no token is
+	// final on Q holders yet.
 	Tentative bool
 	// Round is the round that wrote a string lock (reads with its note).
 	Round string

@@ -163,12 +163,12 @@ func (e *Engine) readError(answers []answer, errs []error) *RoundError {
 func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry {
 	ttls := make([]time.Duration, 0, len(answers))
 	var (
-		found     Entry
-		fenced    map[int64]int // holders per token a fenced acquire's raise noted
-		fixed     map[int64]int // holders per token fixed by a first TokenOf
-		kind      = NoteNone
-		pending   bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
-		tentative bool // ... and one of them a first raise's, whose last raise is on its way
+		found   Entry
+		fenced  map[int64]int // holders per token a fenced acquire's last raise made final
+		tent    map[int64]int // holders per token its first raise noted tentative
+		fixed   map[int64]int // holders per token fixed by a first TokenOf
+		kind    = NoteNone
+		pending bool // a fenced note without its token yet (an acquire's before its raise, or a restore's)
 	)
 	// The same value may be held by two locks at once: a released lock's
 	// copy left on a node its release did not reach, and a new owner's
@@ -185,8 +185,13 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 				continue
 			}
 			switch {
+			case v.Note == NoteFenced && v.Tentative:
+				if tent == nil {
+					tent = map[int64]int{}
+				}
+				tent[v.Token]++
 			case v.Note == NoteFenced && v.Token == 0:
-				pending, tentative = true, tentative || v.Tentative
+				pending = true
 			case v.Note == NoteFenced:
 				if fenced == nil {
 					fenced = map[int64]int{}
@@ -201,18 +206,21 @@ func (e *Engine) majorityEntry(id string, presence bool, answers []answer) Entry
 			}
 		}
 	}
-	// A token is the lock's only once Q holders note it: a fenced lock's
-	// last raise noted its token on Q holders, and an earlier raise's (one
-	// that was outbid), or a holder the last raise missed, notes a smaller
-	// one, which never has Q when the last one does. Read on fewer, a token
-	// could be one the lock does not keep (the larger one of a raise that
-	// reached fewer than Q, or a stale smaller one whose other holders are
-	// unreachable): then none is answered.
-	found.Token, found.Note, found.Tentative = 0, kind, tentative
+	// A token is the lock's only once Q holders note it final: only the
+	// grant's last raise makes a token final (an outbid first raise's stays
+	// tentative), and a tentative token counts only beside the same token
+	// final on another holder (the first raise's token was then the last
+	// raise's too: confirmed). Read on fewer, a token could be one the lock
+	// does not keep (the last raise of a grant that failed, on fewer than
+	// Q): then none is answered.
+	found.Token, found.Note, found.Tentative = 0, kind, false
 	for token, n := range fenced {
-		if n >= e.quorum {
+		if n+tent[token] >= e.quorum {
 			found.Token = token
 		}
+	}
+	if found.Token == 0 && len(tent) > 0 {
+		pending, found.Tentative = true, true
 	}
 	for token, n := range fixed {
 		if kind == NoteNone && n >= e.quorum {

@@ -3,6 +3,7 @@ package quorum
 import (
 	"cmp"
 	"context"
+	"strings"
 	"time"
 )
 
@@ -124,10 +125,16 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 }
 
 // note counts a counting holder's token part for lease j ("0", a fenced
-// lock's note without its token, says nothing).
+// lock's note without its token, says nothing; "?<token>", tentative,
+// counts only beside the same token final, agreed).
 func (b *renewBatch) note(j int, n string) {
 	switch {
 	case n == "0":
+	case strings.HasPrefix(n, "?"):
+		if b.tent[j] == "" || b.tent[j] == n[1:] {
+			b.tent[j] = n[1:]
+			b.tents[j]++
+		}
 	case b.agree[j] == 0:
 		b.notes[j], b.agree[j] = cmp.Or(n, NoToken), 1
 	case b.notes[j] == cmp.Or(n, NoToken):
@@ -135,6 +142,18 @@ func (b *renewBatch) note(j int, n string) {
 	default:
 		b.split[j] = true
 	}
+}
+
+// agreed is how many counting holders of lease j note the token they
+// agree on, final or (beside the same one final) tentative; 0 when split.
+func (b *renewBatch) agreed(j int) int {
+	if b.split[j] || b.agree[j] == 0 {
+		return 0
+	}
+	if b.tent[j] != "" && b.tent[j] == b.notes[j] {
+		return b.agree[j] + b.tents[j]
+	}
+	return b.agree[j]
 }
 
 // restore sets the leases this renewal extended on a quorum again on the
@@ -152,7 +171,7 @@ func (e *Engine) restore(batches []*renewBatch, padded []Lease, errs []error, sh
 			for _, j := range idx {
 				if i := b.from + j; errs[i] == nil {
 					l := padded[i]
-					if !b.split[j] && b.agree[j] >= e.quorum {
+					if b.agreed(j) >= e.quorum {
 						l.Token = b.notes[j] // the token Q holders note, never a guess
 					}
 					perNode[n] = append(perNode[n], l)
@@ -180,6 +199,8 @@ type renewBatch struct {
 	notes    []string // per lease, the token part of its note the counting nodes that extended it agree on
 	agree    []int    // how many of them note it
 	split    []bool   // they do not agree
+	tent     []string // per lease, the tentative token some of them note
+	tents    []int    // how many
 	counts   []bool   // node j could count when the operation was sent
 	deadline time.Time
 }
@@ -188,7 +209,8 @@ func (e *Engine) sendRenewal(leases []Lease, from int, timeout time.Duration) *r
 	now := time.Now()
 	b := &renewBatch{e: e, from: from, yes: make([]int, len(leases)), no: make([]int, len(leases)),
 		counts: make([]bool, len(e.nodes)), deadline: now.Add(timeout),
-		notes: make([]string, len(leases)), agree: make([]int, len(leases)), split: make([]bool, len(leases))}
+		notes: make([]string, len(leases)), agree: make([]int, len(leases)), split: make([]bool, len(leases)),
+		tent: make([]string, len(leases)), tents: make([]int, len(leases))}
 	for i := range e.nodes {
 		b.counts[i] = e.counts(i, now)
 	}

@@ -4,7 +4,8 @@
 -- the fencing token noted there, or 0, and the round that wrote the lock; how the
 -- token was given: 0 none ("<round> <pad>"), 1 by a fenced acquire ("<round> <pad> <token>",
 -- 0 until its last raise made one final), 2 fixed by a first token read
--- ("<round> <pad> =<token>"); and 1 if a tentative token is noted (tokenpart.lua), else 0. A hash is a
+-- ("<round> <pad> =<token>"); and 1 if the token is tentative (tokenpart.lua: the token
+-- given is then the tentative one, which counts only beside a final one), else 0. A hash is a
 -- reentrant lock (Redisson's layout): its value is its first field, the owner.
 local t = redis.call("TYPE", KEYS[1])["ok"]
 if t == "hash" then
@@ -22,7 +23,7 @@ if #KEYS > 1 then
     local tent
     part, tent = settledPart(part or "")
     if tent then
-      tentative = 1
+      part, tentative = " " .. tent, 1
     end
     local fixed, t = string.match(part, "^ (=?)(%d+)$")
     if t then

@@ -19,9 +19,9 @@
 -- not agree: the holders that kept it keep the token), its note outliving the key by the
 -- lock-delay as an acquire's does; it is not counted in this renewal, only in the next ones
 -- that find it held.
--- Returns, per lock, "+" and the token part of its note as a read counts it (" <token>",
--- " =<token>", nothing, or " 0" for none yet, a tentative one too: tokenpart.lua) when
--- extended, else 0.
+-- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", nothing,
+-- " 0" for none yet, or " ?<token>" tentative: it counts only beside the same token final,
+-- tokenpart.lua) when extended, else 0.
 local restore = ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
 local stride = restore and 5 or 4
@@ -49,7 +49,7 @@ for i = 1, #KEYS / 2 do
       end
       redis.call("PEXPIRE", key, ms)
       redis.call("SET", meta, round .. " " .. newpad .. rest, "PX", ms + delay)
-      out[i] = "+" .. settledPart(rest)
+      out[i] = "+" .. rest
     end
   elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
     redis.call("SET", key, value, "PX", ms)

@@ -9,8 +9,9 @@
 -- neither reaches it. A connection-bound lock (its note's round ends with "~") is refused: it
 -- is not made a session lock. Only a lock whose note carries exactly the token ARGV[5] ("" none,
 -- "<token>" a fenced acquire's, "=<token>" fixed) moves: the one Q holders were read to agree
--- on (Engine.Reattach); never a tentative one (tokenpart.lua). A raise still on its way notes
--- its token only beside its own round, so a holder that moves keeps the final token for good.
+-- on (Engine.Reattach), final or (the engine read it final on other holders of the round)
+-- tentative: it moves as final (tokenpart.lua). A raise still on its way notes its token only
+-- beside its own round, so a holder that moves keeps the final token for good.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
@@ -19,7 +20,8 @@ local pad, rest = 0, ""
 local note = redis.call("GET", KEYS[2])
 if note then
   local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
-  pad, rest = tonumber(p) or 0, settledPart(t or "")
+  local part, tent = settledPart(t or "")
+  pad, rest = tonumber(p) or 0, tent and " " .. tent or part
   if r and string.sub(r, -1) == "~" then
     return 0
   end

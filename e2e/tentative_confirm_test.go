@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/config"
+	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// TestTentativeConfirmLostOnOneHolderThenRestart (helper-58, liveness;
+// failed 3 of 3 on 3705bc7, fixed by counting a tentative token beside the
+// same token final, in reads and in the renewal's agreement): a fenced SESSION lock
+// on 3 backends. The link from the acquiring replica to backend 1 is down
+// while the acquire's confirmation (and both of its resends, ~1s) would
+// reach it: its first raise landed, so backend 1 keeps the token tentative
+// for the rest of the lock's life (nothing re-sends the confirmation later;
+// renewals keep the note as it is). Backends 0 and 2 note it final: Q, so
+// LOCK.TOKEN works -- the lock is one ordinary fault from losing its token.
+// Backend 2 then restarts empty (minutes later would do). The renewal
+// restores the lock there, but the token Q holders "agree" on counts only
+// final tokens (backend 1's tentative one is reported " 0" and ignored), so
+// the restore notes " 0": no round of holders has Q final tokens ever again.
+// LOCK.TOKEN answers nil (after waiting two node waits every time), and
+// the holder's re-attach (a rolling upgrade of replicas) is refused
+// NOQUORUM forever, though every backend holds the lock.
+// shortWaits: node wait 200ms, session tick 250ms.
+func shortWaits(c *config.Config) {
+	c.NodeTimeout, c.TimeoutFactor = 200*time.Millisecond, 0.5
+	c.SessionTick = 250 * time.Millisecond
+}
+
+func TestTentativeConfirmLostOnOneHolderThenRestart(t *testing.T) {
+	sha := raiseSHA(t)
+	key := "tent:lost1"
+	meta := quorum.MetaKey(key)
+	var mu sync.Mutex
+	dropped := 0
+	hook := func(i int, args []string) []string {
+		if argv, ok := raiseOf(args, sha, meta); ok && len(argv) == 3 && i == 1 {
+			mu.Lock()
+			dropped++
+			mu.Unlock()
+			return []string{"PING"} // the link is down for the confirmation's window
+		}
+		return nil
+	}
+	r := hookedRig(t, redistest.Start(t, 3), hook, shortWaits)
+	ctx := t.Context()
+	tok, err := r.acq.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second) // the confirmation and its resends are done
+	if n, err := r.rd.Do(ctx, "LOCK.TOKEN", key).Int64(); err != nil || n != tok {
+		t.Fatalf("LOCK.TOKEN before the restart = %d, %v; want %d (notes %q)", n, err, tok, r.notes(key))
+	}
+	t.Logf("token %d, confirmations dropped on link 1: %d, notes %q", tok, dropped, r.notes(key))
+	r.servers[2].Restart() // empty
+	harness.Eventually(t, "the renewal restores the lock on backend 2", func() bool {
+		v, _ := r.servers[2].Client().Get(ctx, key).Result()
+		return v == "owner"
+	})
+	time.Sleep(time.Second)
+	t0 := time.Now()
+	n, err := r.rd.Do(ctx, "LOCK.TOKEN", key).Int64()
+	took := time.Since(t0)
+	ra, raErr := r.rd.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	notes := r.notes(key)
+	t.Logf("after the restart: LOCK.TOKEN %d (%v) in %v; re-attach %d (%v); notes %q", n, err, took, ra, raErr, notes)
+	if err != nil || n != tok {
+		t.Errorf("LOCK.TOKEN after one backend restarted = %d, %v; want %d: the lock lost its token for good (notes %q)", n, err, tok, notes)
+	}
+	if raErr != nil || ra != tok {
+		t.Errorf("the holder's re-attach = %d, %v; want %d", ra, raErr, tok)
+	}
+	if strings.Contains(notes[1], "?") {
+		t.Logf("backend 1 still notes the token tentative: %q", notes[1])
+	}
+}
+
+// TestTentativeConfirmLostDegraded (helper-58, liveness; failed 3 of 3 on
+// 3705bc7): the same with one of 3
+// backends down (a minority outage, inside what fencing promises to
+// survive) when the SESSION lock is taken: it is granted on backends 0 and
+// 1, and the link to backend 1 is down for the confirmation's window
+// (~1s). On 3705bc7, from then on LOCK.TOKEN answered nil and the holder
+// could not re-attach, for the whole life of the lock, also after backend
+// 2 was back and the renewal restored the lock there (noted " 0").
+func TestTentativeConfirmLostDegraded(t *testing.T) {
+	sha := raiseSHA(t)
+	key := "tent:degraded"
+	meta := quorum.MetaKey(key)
+	hook := func(i int, args []string) []string {
+		if argv, ok := raiseOf(args, sha, meta); ok && len(argv) == 3 && i == 1 {
+			return []string{"PING"}
+		}
+		return nil
+	}
+	r := hookedRig(t, redistest.Start(t, 3), hook, shortWaits)
+	ctx := t.Context()
+	r.servers[2].Kill()
+	harness.Eventually(t, "a fenced grant with backend 2 down", func() bool {
+		_, err := r.acq.Do(ctx, "LOCK.ACQUIRE", "tent:probe", "p", 5000).Int64()
+		return err == nil
+	})
+	tok, err := r.acq.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	n, err := r.rd.Do(ctx, "LOCK.TOKEN", key).Int64()
+	t.Logf("acquire %d; LOCK.TOKEN with backend 2 down %d (%v); notes %q", tok, n, err, r.notes(key)[:2])
+	if err != nil || n != tok {
+		t.Errorf("LOCK.TOKEN of a granted session lock = %d, %v; want %d", n, err, tok)
+	}
+	r.servers[2].Restart() // back (empty: it was down)
+	harness.Eventually(t, "the renewal restores the lock on backend 2", func() bool {
+		v, _ := r.servers[2].Client().Get(ctx, key).Result()
+		return v == "owner"
+	})
+	time.Sleep(time.Second)
+	n, err = r.rd.Do(ctx, "LOCK.TOKEN", key).Int64()
+	ra, raErr := r.rd.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	t.Logf("backend 2 back: LOCK.TOKEN %d (%v); re-attach %d (%v); notes %q", n, err, ra, raErr, r.notes(key))
+	if err != nil || n != tok {
+		t.Errorf("LOCK.TOKEN with every backend up = %d, %v; want %d", n, err, tok)
+	}
+	if raErr != nil || ra != tok {
+		t.Errorf("the holder's re-attach = %d, %v; want %d", ra, raErr, tok)
+	}
+}
