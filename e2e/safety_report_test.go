@@ -110,7 +110,7 @@ tentative until the grant's last raise makes its token final), a plain lock's fi
 two rounds, set if absent), a backend restarting empty with its quarantine and the repair that raises its
 counter, another key's grant bumping the shared counter. Invariants: a lock's first token is above every token
 answered before it, and every later answer for the same lock is the same token. Exhaustive: 5,259,461 /
-5,968,639 / 135,563 / 4,171,862 / 1,604,816 states in its five CI runs, 0 errors; mutants caught: a token from
+5,968,639 / 135,563 / 4,146,746 / 1,604,438 states in its five CI runs, 0 errors; mutants caught: a token from
 one node's INCR, a repair that marks a node intact without raising its counter, a read that takes a tentative
 token, a first raise that notes its token final. Its SCEN_READ run (two racing grants and a reader, outside CI:
 45,102,677 states, 226 s) found a reader between an outbid grant's two raises answered the first raise's token; with tentative

@@ -201,15 +201,19 @@
 // where it failed); an outbid grant's second raise notes its larger token
 // final. A grant's last raise is one token, and a node makes final only
 // the token its note has none of, holds tentative, or holds already: no
-// node ever notes another token final for that lock. So a token read on Q
+// node ever notes another token final for that lock. A tentative token
+// counts beside the same token final on another holder of the round (the
+// first raise's token was then the last raise's: confirmed), so a
+// confirmation lost on a few holders costs nothing. So a token read on Q
 // holders is the one a grant's last raise made final: never an outbid
 // first raise's (a reader between the two raises waits, readNoted, and
 // answers the grant's), nor the first token of a grant that failed between
 // its raises (it may be below an earlier grant's: that is why it was
-// outbid). No clock is involved. A confirmation lost on so many nodes that
-// fewer than Q note the token final leaves the lock without a readable
-// token (its holder has it from the grant), never with another one
-// (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ; e2e tentative_test.go).
+// outbid). No clock is involved. A confirmation lost on every holder
+// (resent twice where it failed) leaves the lock without a readable token
+// (its holder has it from the grant), never with another one
+// (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ; e2e tentative_test.go,
+// tentative_confirm_test.go).
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,
 // and one lock has exactly one token however many readers, on however
