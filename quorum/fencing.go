@@ -238,17 +238,12 @@ func (e *Engine) confirm(op Op, until time.Time) {
 	if e.life.Err() != nil {
 		return // closed
 	}
+	// The first send is queued now, before the grant is answered: a read
+	// this replica sends after the answer finds the token final.
+	idx, wait := e.allIdx, e.opts.NodeTimeout
+	ch := e.send(idx, op, time.Now().Add(wait))
 	e.monitors.Go(func() {
-		idx, wait := e.allIdx, e.opts.NodeTimeout
-		for try := 0; try < 3 && len(idx) > 0 && time.Now().Before(until); try++ {
-			if try > 0 {
-				select {
-				case <-e.life.Done():
-					return
-				case <-time.After(wait):
-				}
-			}
-			ch := e.send(idx, op, time.Now().Add(wait))
+		for try := 1; ; try++ {
 			timer := time.NewTimer(wait + e.lateGrace())
 			answered := make([]bool, len(idx))
 		collect:
@@ -270,7 +265,15 @@ func (e *Engine) confirm(op Op, until time.Time) {
 					again = append(again, idx[j])
 				}
 			}
-			idx = again
+			if idx = again; len(idx) == 0 || try == 3 || !time.Now().Add(wait).Before(until) {
+				return
+			}
+			select {
+			case <-e.life.Done():
+				return
+			case <-time.After(wait):
+			}
+			ch = e.send(idx, op, time.Now().Add(wait))
 		}
 	})
 }
