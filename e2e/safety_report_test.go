@@ -113,7 +113,7 @@ answered before it, and every later answer for the same lock is the same token. 
 5,968,639 / 135,563 / 4,146,746 / 1,604,438 states in its five CI runs, 0 errors; mutants caught: a token from
 one node's INCR, a repair that marks a node intact without raising its counter, a read that takes a tentative
 token, a first raise that notes its token final. Its SCEN_READ run (two racing grants and a reader, outside CI:
-45,102,677 states, 226 s) found a reader between an outbid grant's two raises answered the first raise's token; with tentative
+44,920,367 states, 200 s) found a reader between an outbid grant's two raises answered the first raise's token; with tentative
 tokens it verifies (model/README.md).
 
 model/queue.pml models the fair queue: a holder and two waiters on 3 backends (tail, add, beats, dequeue, the fair
