@@ -109,19 +109,19 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.IfEq)
 	case quorum.OpRenew:
 		if op.N != 1 { // a renewal that restores nothing
-			args := make([]any, 0, 4*len(*op.Leases)+1)
+			args := make([]any, 0, 5*len(*op.Leases)+1)
 			for _, l := range *op.Leases {
-				args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round)
+				args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, l.Granted)
 			}
 			return script(pexpireIfEqScript, append(args, "-")...)
 		}
-		args := make([]any, 0, 5*len(*op.Leases)+1) // restore, noted with its token part and this lock-delay
+		args := make([]any, 0, 6*len(*op.Leases)+1) // restore, noted with its token part and this lock-delay
 		for _, l := range *op.Leases {
 			token := cmp.Or(l.Token, "0") // not agreed: a fenced lock's note without its token
 			if l.Token == quorum.NoToken {
 				token = ""
 			}
-			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, token)
+			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, l.Granted, token)
 		}
 		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...)
 	case quorum.OpRead:

@@ -134,3 +134,51 @@ func TestTentativeConfirmLostDegraded(t *testing.T) {
 		t.Errorf("the holder's re-attach = %d, %v; want %d", ra, raErr, tok)
 	}
 }
+
+// TestTentativeConfirmOnOneHolderThenItRestarts (helper-59, liveness): a fenced
+// SESSION lock on 3 backends whose confirmation reaches only backend 0
+// (the links from the acquiring replica to 1 and 2 drop it and both
+// resends). Backend 0 final, 1 and 2 tentative: readable (1 final + 2
+// tentative = Q). Backend 0 then restarts empty: the renewal's agreement
+// sees only tentatives (no final). On b267312 it restored " 0" on backend
+// 0, and no holder of the round noted the token final ever again:
+// LOCK.TOKEN nil and the holder's re-attach refused for the rest of the
+// lock's life, though every backend held it (failed 1 of 1 for helper-59,
+// and for me once more before the renewal's token reached its script). The
+// renewal now carries the token the grant answered:
+// it confirms it where a holder notes it tentative, and a restore notes it.
+func TestTentativeConfirmOnOneHolderThenItRestarts(t *testing.T) {
+	sha := raiseSHA(t)
+	key := "tent:lost2"
+	meta := quorum.MetaKey(key)
+	hook := func(i int, args []string) []string {
+		if argv, ok := raiseOf(args, sha, meta); ok && len(argv) == 3 && i > 0 {
+			return []string{"PING"}
+		}
+		return nil
+	}
+	r := hookedRig(t, redistest.Start(t, 3), hook, shortWaits)
+	ctx := t.Context()
+	tok, err := r.acq.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	n, err := r.rd.Do(ctx, "LOCK.TOKEN", key).Int64()
+	t.Logf("token %d; LOCK.TOKEN before the restart %d (%v); notes %q", tok, n, err, r.notes(key))
+	r.servers[0].Restart()
+	harness.Eventually(t, "the renewal restores the lock on backend 0", func() bool {
+		v, _ := r.servers[0].Client().Get(ctx, key).Result()
+		return v == "owner"
+	})
+	time.Sleep(time.Second)
+	n, err = r.rd.Do(ctx, "LOCK.TOKEN", key).Int64()
+	ra, raErr := r.rd.Do(ctx, "LOCK.ACQUIRE", key, "owner", 5000, "SESSION").Int64()
+	t.Logf("after: LOCK.TOKEN %d (%v); re-attach %d (%v); notes %q", n, err, ra, raErr, r.notes(key))
+	if err != nil || n != tok {
+		t.Errorf("LOCK.TOKEN after backend 0 restarted = %d, %v; want %d", n, err, tok)
+	}
+	if raErr != nil || ra != tok {
+		t.Errorf("re-attach = %d, %v; want %d", ra, raErr, tok)
+	}
+}

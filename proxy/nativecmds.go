@@ -130,7 +130,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
 	// The window opened when the granting round began (after a WAIT, long
 	// after the request arrived): ReplyBy is its end less min_validity.
-	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()), g.Round)
+	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()), g.Round, g.Token)
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()

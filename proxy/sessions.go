@@ -40,6 +40,7 @@ type sessionLock struct {
 	// its renewals and its release at close reach the lock only while the
 	// nodes still name it (the holder may have re-attached it elsewhere).
 	round string
+	token int64 // the fencing token its grant answered (0: none, or a re-attach's)
 }
 
 // sessions is the server's book of session locks and their renewer.
@@ -73,11 +74,12 @@ func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 //
 //lint:ignore U1000 the booking API other lock kinds share (addAs names the user)
 func (ss *sessions) add(c peer, id sessionKey, ttl time.Duration, until time.Time, round string) {
-	ss.addAs(c, "", id, ttl, until, round)
+	ss.addAs(c, "", id, ttl, until, round, 0)
 }
 
-// addAs is add for a lock counted in user's budget.
-func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time, round string) {
+// addAs is add for a lock counted in user's budget, granted token (0: none
+// known), which its renewals confirm where its note holds it tentative.
+func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration, until time.Time, round string, token int64) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.book == nil {
@@ -91,7 +93,7 @@ func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration,
 	if old := mine[id]; old != nil {
 		ss.countUser(old.user, -1)
 	}
-	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user, round: round}
+	mine[id] = &sessionLock{c: c, id: id, ttl: ttl, until: until, user: user, round: round, token: token}
 	ss.countUser(user, 1)
 	if ss.stop == nil && !ss.stopped {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -234,7 +236,7 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	ss.mu.Unlock()
 	due = fairOrder(due)
 	for _, l := range due {
-		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl, Round: l.round})
+		leases = append(leases, quorum.Lease{Key: l.id.key, Value: l.id.owner, TTL: l.ttl, Round: l.round, Granted: l.token})
 	}
 	if len(due) == 0 {
 		ss.renewing.Unlock()

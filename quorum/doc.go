@@ -209,10 +209,13 @@
 // first raise's (a reader between the two raises waits, readNoted, and
 // answers the grant's), nor the first token of a grant that failed between
 // its raises (it may be below an earlier grant's: that is why it was
-// outbid). No clock is involved. A confirmation lost on every holder
-// (resent twice where it failed) leaves the lock without a readable token
-// (its holder has it from the grant), never with another one
-// (model/tokens.pml, SCEN_READ_BUMP and SCEN_READ; e2e tentative_test.go,
+// outbid). No clock is involved. A session lock's renewals carry the token
+// its grant answered (Lease.Granted): they confirm it where a holder notes
+// it tentative, and a restore whose holders did not agree notes it. A
+// confirmation lost on every holder (resent twice where it failed) of a
+// lock no session renews leaves it without a readable token (its holder
+// has it from the grant), never with another one (model/tokens.pml,
+// SCEN_READ_BUMP and SCEN_READ; e2e tentative_test.go,
 // tentative_confirm_test.go).
 //
 // A lock taken without a token (Acquire) gets one at its first TokenOf,

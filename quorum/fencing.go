@@ -222,10 +222,6 @@ func (e *Engine) raise(r *timedRound, tokenKey string, token *int64, lock Op, ou
 		*token = above + 1
 		return false, nil
 	}
-	if op.TTL > 0 { // the tentative token is the grant's: final at once (sent before the grant is answered)
-		op.TTL = 0
-		e.send(nil, op, time.Now().Add(e.lockTimeout(r.ttl)))
-	}
 	return true, nil
 }
 

@@ -3,6 +3,7 @@ package quorum
 import (
 	"cmp"
 	"context"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -22,6 +23,12 @@ type Lease struct {
 	// fenced, "=<token>" fixed, or NoToken; "" when they did not agree: a
 	// fenced lock's note without its token, which yields to theirs.
 	Token string
+	// Granted is the fencing token the lock's grant answered its holder (a
+	// fenced acquire's; 0: none, or not known here, as after a re-attach).
+	// A renewal makes it final where its holder notes it tentative (the
+	// grant's confirmation did not land there), and a restore whose
+	// holders did not agree on a token notes it: it is the lock's token.
+	Granted int64
 }
 
 // NoToken is Lease.Token for a lock whose holders note no token.
@@ -80,7 +87,7 @@ func (e *Engine) Renew(ctx context.Context, leases []Lease) []error {
 			shortest = l.TTL
 		}
 		p := e.PaddedTTL(l.TTL)
-		padded[i] = Lease{Key: l.Key, Value: l.Value, TTL: p, Pad: p - l.TTL, Round: l.Round}
+		padded[i] = Lease{Key: l.Key, Value: l.Value, TTL: p, Pad: p - l.TTL, Round: l.Round, Granted: l.Granted}
 	}
 	if shortest == 0 {
 		return errs
@@ -171,8 +178,11 @@ func (e *Engine) restore(batches []*renewBatch, padded []Lease, errs []error, sh
 			for _, j := range idx {
 				if i := b.from + j; errs[i] == nil {
 					l := padded[i]
-					if b.agreed(j) >= e.quorum {
+					switch {
+					case b.agreed(j) >= e.quorum:
 						l.Token = b.notes[j] // the token Q holders note, never a guess
+					case l.Granted > 0:
+						l.Token = strconv.FormatInt(l.Granted, 10) // the token its grant answered
 					}
 					perNode[n] = append(perNode[n], l)
 				}

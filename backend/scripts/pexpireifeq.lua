@@ -1,6 +1,6 @@
 -- A session's renewal (Engine.Renew), for each lock i (a batch: one script per 128 due locks;
--- ARGV in fours per lock, value, ms, padding, round, s = 4i-4 below; a restore's in fives,
--- with the token part of the lock's note fifth, s = 5i-5):
+-- ARGV in fives per lock, value, ms, padding, round, granted, s = 5i-5 below; a restore's in
+-- sixes, with the token part of the lock's note sixth, s = 6i-6):
 -- make KEYS[2i-1] live at least ARGV[s+2] ms only while it holds ARGV[s+1] and its holder's
 -- window is still open. The key's TTL was padded for clock drift by the amount its note
 -- KEYS[2i] ("<round> <pad>[ <token>]") records; once PTTL is down to that padding the holder's
@@ -9,14 +9,17 @@
 -- longer this renewer's. A renewal never shortens a TTL: a lock an extend or a re-attach set
 -- further out keeps it, and its note the larger padding. The note then records the padding,
 -- keeps its round and a fenced lock's token, and keeps outliving the key by as much as it
--- did (a lock-delay).
+-- did (a lock-delay). Granted ARGV[s+5] is the fencing token the lock's grant answered its
+-- holder ("0": none known): a note of the lease's round that holds it tentative (the grant's
+-- confirmation did not land here, tokenpart.lua) notes it final.
 -- The last ARGV is the restore's lock-delay in ms, or "-" when the engine asks for no restore
 -- (it asks only where a quorum still held the lock, quorum/renew.go restore): a lock whose key
 -- and note are both absent here (never over another owner's key, nor during a lock-delay,
 -- whose note outlives its key) is set again with the same padded TTL, noted with round
--- ARGV[s+4] and the token part ARGV[s+5] the engine read Q holders agree on in the renewal
--- before ("" none, "<token>", "=<token>"; "0", a fenced lock's without its token, when they did
--- not agree: the holders that kept it keep the token), its note outliving the key by the
+-- ARGV[s+4] and the token part ARGV[s+6] the engine read Q holders agree on in the renewal
+-- before, or its grant's token ("" none, "<token>", "=<token>"; "0", a fenced lock's without
+-- its token, when neither is known: the holders that kept it keep the token), its note
+-- outliving the key by the
 -- lock-delay as an acquire's does; it is not counted in this renewal, only in the next ones
 -- that find it held.
 -- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", nothing,
@@ -24,12 +27,12 @@
 -- tokenpart.lua) when extended, else 0.
 local restore = ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
-local stride = restore and 5 or 4
+local stride = restore and 6 or 5
 local out = {}
 for i = 1, #KEYS / 2 do
   local key, meta = KEYS[2 * i - 1], KEYS[2 * i]
   local s = stride * (i - 1)
-  local value, ms, newpad, want = ARGV[s + 1], tonumber(ARGV[s + 2]), ARGV[s + 3], ARGV[s + 4]
+  local value, ms, newpad, want, granted = ARGV[s + 1], tonumber(ARGV[s + 2]), ARGV[s + 3], ARGV[s + 4], ARGV[s + 5]
   out[i] = 0
   if redis.call("GET", key) == value then
     local round, pad, rest = "", 0, ""
@@ -37,6 +40,9 @@ for i = 1, #KEYS / 2 do
     if note then
       local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
       round, pad, rest = r or "", tonumber(p) or 0, t or ""
+      if want ~= "" and round == want and granted ~= "0" and rest == " ?" .. granted then
+        rest = " " .. granted -- the token its grant answered, confirmed where the grant's confirmation missed
+      end
     end
     local ttl = redis.call("PTTL", key)
     if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want)) then
@@ -53,7 +59,7 @@ for i = 1, #KEYS / 2 do
     end
   elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
     redis.call("SET", key, value, "PX", ms)
-    local token = ARGV[s + 5]
+    local token = ARGV[s + 6]
     if token ~= "" then
       token = " " .. token
     end
