@@ -48,6 +48,9 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 		if try < 3 && errors.Is(err, ErrNotHeld) {
 			continue
 		}
+		if err == nil && v.Note == NoteFenced {
+			g.Token = v.Token // the fenced token it moved: its renewals confirm and restore it (Lease.Granted)
+		}
 		return g, err
 	}
 }
