@@ -120,3 +120,60 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 		t.Fatalf("TokenOf = %+v, %v; want the lock's token %d", en, err, g.Token)
 	}
 }
+
+// A fenced session lock whose grant's confirmation reached only node 0
+// (1 and 2 note the token tentative): node 0 alone notes it final, one
+// fault from no readable token. The renewal carries the token the grant
+// answered (Lease.Granted) and confirms it where the lease's round notes
+// it tentative; a lease with another token, or none, confirms nothing.
+func TestRenewalConfirmsTheGrantedToken(t *testing.T) {
+	fs, ns := fakes(3)
+	e := newEngine(t, ns)
+	ctx := context.Background()
+	g, err := e.AcquireFenced(ctx, "granted", "s", 30*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tentative := func(f *fakeNode) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return f.data["granted"].tentative
+	}
+	for _, f := range fs { // the confirmation landed
+		for deadline := time.Now().Add(5 * time.Second); tentative(f); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the confirmation never landed", f.name)
+			}
+		}
+	}
+	for _, f := range fs[1:] { // as if it had not on 1 and 2
+		f.mu.Lock()
+		l := f.data["granted"]
+		l.tentative = true
+		f.data["granted"] = l
+		f.mu.Unlock()
+	}
+	lease := Lease{Key: "granted", Value: "s", TTL: 30 * time.Second, Round: g.Round}
+	for _, wrong := range []int64{0, g.Token + 1} {
+		lease.Granted = wrong
+		if errs := e.Renew(ctx, []Lease{lease}); errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		if !tentative(fs[1]) || !tentative(fs[2]) {
+			t.Fatalf("a renewal granted %d confirmed the lock's tentative token %d", wrong, g.Token)
+		}
+	}
+	lease.Granted = g.Token
+	if errs := e.Renew(ctx, []Lease{lease}); errs[0] != nil {
+		t.Fatal(errs[0])
+	}
+	if tentative(fs[1]) || tentative(fs[2]) {
+		t.Fatal("the renewal carrying the granted token left it tentative")
+	}
+	fs[0].mu.Lock()
+	delete(fs[0].data, "granted") // node 0 lost it: 1 and 2 are Q, final now
+	fs[0].mu.Unlock()
+	if en, err := e.TokenOf(ctx, "granted"); err != nil || en.Token != g.Token {
+		t.Fatalf("TokenOf = %+v, %v; want %d", en, err, g.Token)
+	}
+}
