@@ -40,7 +40,7 @@ type sessionLock struct {
 	// its renewals and its release at close reach the lock only while the
 	// nodes still name it (the holder may have re-attached it elsewhere).
 	round string
-	token int64 // the fencing token its grant answered (0: none, or a re-attach's)
+	token int64 // the fencing token its grant or re-attach answered (0: none)
 }
 
 // sessions is the server's book of session locks and their renewer.

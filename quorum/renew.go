@@ -24,7 +24,8 @@ type Lease struct {
 	// fenced lock's note without its token, which yields to theirs.
 	Token string
 	// Granted is the fencing token the lock's grant answered its holder (a
-	// fenced acquire's; 0: none, or not known here, as after a re-attach).
+	// fenced acquire's, or the one a re-attach of a fenced lock moved; 0:
+	// none).
 	// A renewal makes it final where its holder notes it tentative (the
 	// grant's confirmation did not land there), and a restore whose
 	// holders did not agree on a token notes it: it is the lock's token.
