@@ -50,6 +50,8 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
 	case quorum.OpReattach:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
+	case quorum.OpUnmark:
+		return []string{quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire: // refused while waiters queue
 		if op.Aux != "" {
 			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
@@ -99,10 +101,9 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	case quorum.OpUndo:
 		return script(undoScript, op.Value, op.Round)
 	case quorum.OpDelIfEq:
-		if op.Round != "" {
-			return script(delIfEqScript, op.Value, op.Round)
-		}
-		return script(delIfEqScript, op.Value)
+		return script(delIfEqScript, op.Value, op.Round, op.Mark)
+	case quorum.OpUnmark:
+		return script(unmarkScript, op.Value)
 	case quorum.OpPExpireIfEq:
 		return script(extendScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
 	case quorum.OpReattach:
@@ -209,8 +210,12 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 			return quorum.Reply{OK: true, Token: v, Err: err}
 		}
 		return quorum.Reply{N: -v, Err: err}
-	case op.Kind == quorum.OpDelIfEq: // 2: deleted, and waiters are queued
-		return quorum.Reply{OK: v >= 1, N: v, Err: err}
+	case op.Kind == quorum.OpDelIfEq: // 2: deleted, and waiters are queued; plus 2: the note kept, marked
+		marked := v >= 3
+		if marked {
+			v -= 2
+		}
+		return quorum.Reply{OK: v >= 1, N: v, Noted: marked, Err: err}
 	case op.Kind == quorum.OpQueueTail:
 		return quorum.Reply{OK: err == nil, N: v, Err: err}
 	}

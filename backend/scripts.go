@@ -42,6 +42,8 @@ var (
 	setXXLua string
 	//go:embed scripts/del.lua
 	delLua string
+	//go:embed scripts/unmark.lua
+	unmarkLua string
 	//go:embed scripts/record.lua
 	recordLua string
 	//go:embed scripts/repair.lua
@@ -75,6 +77,7 @@ var (
 	setXXScript        = redis.NewScript(setXXLua)
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = redis.NewScript(delLua)
+	unmarkScript       = redis.NewScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)
 )

@@ -25,6 +25,11 @@ var configs = []config{
 	{"mutant_no_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DMAXT=3", "-DMUTANT_NO_QUARANTINE"}, true, nil},
 	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
 	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
+	// Lock-delay (I3): an extend that may reach a minority, then a release that may answer
+	// "not held", then a contender. The mutant is the release before 2026-11-26 (one step:
+	// delifeq.lua deleted the note whatever the release's outcome; nemesis seed 3901).
+	{"mutex_delay", "mutex.pml", []string{"-DSCEN_DELAY", "-DDELAY=2", "-DMAXT=3"}, false, nil},
+	{"mutant_one_step_release", "mutex.pml", []string{"-DSCEN_DELAY", "-DDELAY=2", "-DMAXT=3", "-DMUTANT_ONE_STEP_RELEASE"}, true, nil},
 	// Session locks: renewal, release at close, re-attach through another replica.
 	// (-DMAXEXT=0: no extend from elsewhere in these runs)
 	{"sessions_base", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0"}, false, nil},

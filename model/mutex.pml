@@ -63,6 +63,8 @@
 #define OP_UNDO 2
 #define OP_DEL 3
 #define OP_EXT 4
+#define OP_UNMARK 5
+#define MARK(c) (100 + (c)) /* a release's mark (delifeq.lua "!<id>"): one release per client */
 
 /* ---- backends ---- */
 byte now;
@@ -84,6 +86,14 @@ bool slot[NR * 3];  /* keylocks.go: a round of (key, client) runs on replica r *
 byte hend[3]; /* client c's window ends at hend[c] (exclusive) */
 bool rel[3];  /* ... and it released it */
 byte nextrid;
+bool extended, released; /* an extend, a release answered (SCEN_DELAY's order) */
+#ifdef SCEN_DELAY
+#define EXT_DONE extended /* the client releases once its extend answered (its requests may still be out) */
+#define ACQ_READY(c) (c == 1 || released) /* the contender comes once the release answered */
+#else
+#define EXT_DONE true
+#define ACQ_READY(c) true
+#endif
 
 #define V(r, n) ((r) * NB + (n))
 
@@ -174,9 +184,14 @@ end_env:
      :: val[m] == c && UNDO_MATCH(m) -> clearkey(m); ans = YES \
      :: else -> ans = NO \
      fi \
-  :: op == OP_DEL -> /* delifeq.lua: the key and its note */ \
+  :: op == OP_DEL -> /* delifeq.lua: the key, and its note unless it outlives the key (marked) */ \
      if \
-     :: val[m] == c -> clearkey(m); ans = YES \
+     :: val[m] == c -> DEL_NOTE(m); ans = YES \
+     :: else -> ans = NO \
+     fi \
+  :: op == OP_UNMARK -> /* unmark.lua: the release's own mark */ \
+     if \
+     :: note[m] == MARK(c) -> note[m] = 0; nexp[m] = 0; ans = YES \
      :: else -> ans = NO \
      fi \
   :: op == OP_EXT -> /* pexpireifeq.lua: only while the holder's window is open there */ \
@@ -186,6 +201,16 @@ end_env:
      :: else -> ans = NO \
      fi \
   fi
+
+#ifdef MUTANT_ONE_STEP_RELEASE
+#define DEL_NOTE(m) clearkey(m) /* before: the note went with the key, whatever the release's outcome */
+#else
+#define DEL_NOTE(m) \
+  if \
+  :: nexp[m] > kexp[m] -> val[m] = 0; kexp[m] = 0; note[m] = MARK(c) /* kept, marked, with its expiry */ \
+  :: else -> clearkey(m) \
+  fi
+#endif
 
 #ifdef MUTANT_NO_ROLLBACK_ID_CHECK
 #define UNDO_MATCH(m) true
@@ -233,7 +258,8 @@ proctype Engine_Acquire(byte r; byte c; byte rid) {
   byte rep[NB], tag[NB];
   bool pend[NB], hop[NB];
   byte op = OP_ACQ;
-  atomic { !slot[V(r, c)] -> slot[V(r, c)] = true; s = now; SEND }
+end_start: /* SCEN_DELAY's contender may wait for a release that never comes */
+  atomic { !slot[V(r, c)] && ACQ_READY(c) -> slot[V(r, c)] = true; s = now; SEND }
   atomic {
     COLLECT;
     if
@@ -261,15 +287,37 @@ proctype Engine_Acquire(byte r; byte c; byte rid) {
   slot[V(r, c)] = false
 }
 
-/* release.go Engine.release: the client ends its window, then compare-and-delete */
+/* release.go Engine.release: the client stops using its lock (its window
+ * ends now), then compare-and-delete (delifeq.lua). Only a release that
+ * answers OK removes its marks (unmark.lua); one that answers "not held"
+ * (more than NB - Q counting nodes said absent) did not release: the lock
+ * expired unreleased, and its lock-delay must hold (rel stays false). Any
+ * other failure (NOQUORUM) may have released it, as the history checker
+ * (e2e/nemesis rules.go mayHaveReleased) assumes. */
+#define ABSENT(m) (rep[m] == NO && counts(r, m) -> 1 : 0)
 proctype Engine_Release(byte r; byte c) {
   byte n, d, ans, rid;
   byte rep[NB], tag[NB];
-  bool pend[NB], hop[NB];
+  bool pend[NB], hop[NB], ok;
   byte op = OP_DEL;
-end_wait: /* the client releases a lock it holds */
-  atomic { !slot[V(r, c)] && hend[c] > now -> slot[V(r, c)] = true; hend[c] = now; rel[c] = true; SEND; COLLECT; RESETREP; hop[0] = 0; hop[1] = 0; hop[2] = 0 }
+end_wait: /* the client releases a lock it was granted, its window open or over (a late release) */
+  atomic { !slot[V(r, c)] && hend[c] != 0 && EXT_DONE -> slot[V(r, c)] = true; hend[c] = (hend[c] > now -> now : hend[c]); SEND; COLLECT;
+    ok = NYES >= Q;
+    rel[c] = ok || ABSENT(0) + ABSENT(1) + ABSENT(2) <= NB - Q;
+    released = true; RESETREP; hop[0] = 0; hop[1] = 0; hop[2] = 0 }
   DRAIN; /* finish: the slot is held until every node answered */
+  if
+  :: ok -> /* the second step: every node that kept the note marked, in time, late or never */
+     atomic {
+       op = OP_UNMARK; n = 0;
+       do
+       :: n < NB -> if :: note[n] == MARK(c) -> pend[n] = true; tag[n] = runid[n] :: else -> skip fi; n++
+       :: else -> break
+       od; n = 0; ok = false
+     }
+     DRAIN
+  :: else -> skip
+  fi;
   slot[V(r, c)] = false
 }
 
@@ -288,7 +336,7 @@ proctype Engine_Extend(byte r; byte c) {
        if :: hend[c] < s + TTL -> hend[c] = s + TTL; rel[c] = false :: else -> skip fi
     :: else -> skip
     fi;
-    s = 0; d = 0; RESETREP; hop[0] = 0; hop[1] = 0; hop[2] = 0
+    s = 0; d = 0; RESETREP; hop[0] = 0; hop[1] = 0; hop[2] = 0; extended = true
   }
   DRAIN;
   slot[V(r, c)] = false
@@ -309,6 +357,10 @@ init {
     ACQ(0, 1); ACQ(1, 1); ACQ(0, 2)
 #elif defined(SCEN_EXTEND)
     ACQ(0, 1); EXT(1, 1); ACQ(1, 2)
+#elif defined(SCEN_DELAY)
+    /* client 1 extends (the extend may reach a minority), then releases (the release may
+     * answer "not held"); client 2 acquires through the other replica */
+    ACQ(0, 1); EXT(0, 1); REL(1, 1); ACQ(1, 2)
 #elif defined(SCEN_RELEASE)
     /* client 1 releases, then takes the lock again with the same value through the other replica */
     ACQ(0, 1); REL(0, 1); ACQ(1, 1); ACQ(1, 2)

@@ -75,7 +75,7 @@ type OpKind uint8
 // The single-node operations a round is made of.
 const (
 	OpSetNX       OpKind = iota + 1 // SET Key Value NX PX TTL, noting Round and Pad beside it; OK: it was set. With Aux (a token counter): also INCR it, noting the count beside the lock and Round as its writer; Token: the count
-	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round, and no extend pinned it, PinKey); OK: deleted
+	OpDelIfEq                       // delete Key if it holds Value (with Round: and its note names Round, and no extend pinned it, PinKey); with Mark, a note that outlives the lock (a lock-delay) is kept as "!Mark" (Noted) for OpUnmark; OK: deleted
 	OpPExpireIfEq                   // set Key's TTL (never shorter for a lock a session renews: BoundMark, SessionMark) if it holds Value and the holder's window is open (with a Round, only where the lock's note names it; with N 1, also pin the promise, PinKey); OK: done
 	OpUndo                          // delete Key if it holds Value written by Round and no extend pinned it (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
@@ -126,6 +126,12 @@ const (
 	// shorter, LeaseSet exactly, LeaseMin only shorter. OK: set (with
 	// LeaseMax: the lock is there).
 	OpHashLease
+
+	// OpUnmark is a release's second step: it removes Key's note where it
+	// is still the mark "!Value" that an OpDelIfEq with Mark Value left
+	// (the lock-delay of a lock whose release had not succeeded yet).
+	// OK: removed.
+	OpUnmark
 )
 
 // Op is one single-node operation.
@@ -155,6 +161,9 @@ type Op struct {
 	// IfEq, when not empty, makes an OpSetXX overwrite Key only where it
 	// holds IfEq: a compare-and-set (OverwriteIfEq).
 	IfEq string
+	// Mark is an OpDelIfEq's release id: where the lock's note outlives
+	// it, the note is kept, marked with it, until the release succeeded.
+	Mark string
 	N    int64
 	// Round identifies the round that writes (acquire, overwrite): kept
 	// beside the key, so that a rollback (OpUndo) removes only its own
@@ -177,7 +186,7 @@ type Reply struct {
 	Pre   int64     // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64     // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
 	Own   bool      // OpRaise: the counter was last written by this op's Round
-	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token
+	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token; OpDelIfEq with Mark: the note was kept, marked
 	Each  *[]bool   // OpRenew: per lease, whether it was extended
 	Notes *[]string // OpRenew: per lease extended, the token part of its note there ("", "<token>", "=<token>"; "0": none yet)
 	Err   error

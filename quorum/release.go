@@ -46,6 +46,7 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	op.Mark = e.newRoundID()
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.collect()
 	if t.nYes < e.quorum {
@@ -57,8 +58,47 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 	for i, v := range t.votes {
 		waiters = waiters || v == yes && t.replies[i].N == 2
 	}
-	t.finish(unlock)
-	return waiters, err
+	if err != nil {
+		t.finish(unlock) // any lock-delay it marked runs its course
+		return waiters, err
+	}
+	unmarked := e.unmark(t, op, nil)
+	t.finish(func() {
+		e.unmark(t, op, unmarked) // marks of nodes that answered late
+		unlock()
+	})
+	return waiters, nil
+}
+
+// unmark is a successful release's second step: it removes the marked notes
+// (OpUnmark) of the round's nodes that answered by now, except those in
+// done, and waits for them at most a node timeout, so that the lock is free
+// when the release answers. It returns the nodes it covered.
+func (e *Engine) unmark(t *round, op Op, done []bool) []bool {
+	if done == nil {
+		done = make([]bool, len(t.votes))
+	}
+	var idx []int
+	for i, r := range t.replies {
+		if !done[i] && r.Err == nil && r.OK && r.Noted {
+			done[i] = true
+			idx = append(idx, t.idx[i])
+		}
+	}
+	if len(idx) == 0 {
+		return done
+	}
+	timer := time.NewTimer(e.opts.NodeTimeout)
+	defer timer.Stop()
+	ch := e.send(idx, Op{Kind: OpUnmark, Key: op.Key, Value: op.Mark}, time.Now().Add(e.opts.NodeTimeout))
+	for range idx {
+		select {
+		case <-ch:
+		case <-timer.C:
+			return done
+		}
+	}
+	return done
 }
 
 // releaseFailure says why a release that deleted fewer than Q copies failed.
