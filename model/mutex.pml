@@ -1,8 +1,8 @@
 /*
  * mutex.pml: mutual exclusion and lock-delay of redlock-proxy's string locks
  * (quorum/acquire.go, round.go, release.go, health.go, bootstrap.go and
- * backend/scripts/acquire.lua, undo.lua, delifeq.lua, pexpireifeq.lua,
- * marknew.lua). README.md maps each step to the code; model_test.go runs it.
+ * backend/scripts/acquire.lua, undo.lua, delifeq.lua, unmark.lua,
+ * pexpireifeq.lua, marknew.lua). README.md maps each step to the code; model_test.go runs it.
  *
  * One key, NB = 3 backends (Q = 2), NR = 2 proxy replicas, clients 1 and 2
  * (a client's lock value is its id, so a client's retry reuses its value).

@@ -122,9 +122,18 @@
 // A string lock acquired with a lock-delay (Settings.LockDelay,
 // NativeLockDelay) keeps its note the delay longer than the key, extends
 // included; a node refuses to set a key whose note outlives it, so a lock
-// that expired unreleased stays taken for the delay. A release or rollback
-// deletes both, so a released lock is free at once. A node that restarted
-// empty lost its notes: the quarantine window includes the delay.
+// that expired unreleased stays taken for the delay. A rollback deletes
+// both. A release cannot tell on one node whether it will delete the lock
+// on a quorum: where the note outlives the key it deletes the key and keeps
+// the note, marked with the release's id (OpDelIfEq with Mark), and only a
+// release that Q nodes answered removes its marks (OpUnmark) before it
+// answers, so a released lock is free at once. A release that answers "not
+// held" or fails (the lock lived on a minority, kept there by an extend
+// whose answer never came, and expired elsewhere) leaves its marks: the
+// lock expired unreleased, and its delay holds on every node that held it
+// (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). A
+// node that restarted empty lost its notes: the quarantine window includes
+// the delay.
 //
 // # Batched renewal
 //
