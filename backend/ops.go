@@ -52,11 +52,11 @@ func keysOf(op quorum.Op) []string {
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpUnmark:
 		return []string{quorum.MetaKey(op.Key)}
-	case quorum.OpHashAcquire: // refused while waiters queue
+	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay
 		if op.Aux != "" {
-			return []string{op.Key, op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
+			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
 		}
-		return []string{op.Key, quorum.QueueKey(op.Key)}
+		return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key)}
 	case quorum.OpRaise, quorum.OpFixToken:
 		if op.Aux != "" { // and note the token beside lock Aux
 			return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key), op.Aux, quorum.MetaKey(op.Aux)}

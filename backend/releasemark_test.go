@@ -1,6 +1,7 @@
 package backend
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -55,5 +56,60 @@ func TestReleaseKeepsTheLockDelayMarked(t *testing.T) {
 	}
 	if c.Exists(ctx, "p", quorum.MetaKey("p")).Val() != 0 {
 		t.Fatal("a lock without a lock-delay kept its note after its release")
+	}
+}
+
+// TestNoDelayIsNeverMarked (helper-63): a lock without a lock-delay (AuxTTL
+// 0, Settings.LockDelay's default) loses its note with its release, never
+// keeps it marked. On redis 7.0 a script's SET PX and PTTL read the clock
+// as they run (it is not frozen), so the note set after the key can expire
+// a ms later, and delifeq.lua reads the note's PTTL before the key's: with a
+// mark wherever PTTL(note) > PTTL(key), 9 to 26 of 3000 were marked.
+func TestNoDelayIsNeverMarked(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	marked := 0
+	const runs = 3000
+	for i := range runs {
+		key := fmt.Sprintf("p%d", i)
+		if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: key, Value: "v", TTL: 10 * time.Second, Round: "r1", Pad: 10 * time.Millisecond}); !r.OK || r.Err != nil {
+			t.Fatalf("SetNX %s = %+v", key, r)
+		}
+		if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: key, Value: "v", Mark: "rel"}); !r.OK {
+			t.Fatalf("release = %+v", r)
+		} else if r.Noted {
+			marked++
+		}
+	}
+	if marked > 0 {
+		t.Fatalf("%d of %d releases of locks without a lock-delay kept their note marked", marked, runs)
+	}
+}
+
+// TestExtendsKeepNoDelay (helper-63): each extend measures the note's lead
+// over its key again, on a clock that moves inside the script, and keeps
+// it: before leads of 2 ms or less counted as none, the lead walked, and a
+// lock without a lock-delay had one of 12-15 ms after 5000 extends (a
+// session lock's renewals), and its release marked it.
+func TestExtendsKeepNoDelay(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	c := s.Client()
+	defer c.Close()
+	ctx := t.Context()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "d", Value: "v", TTL: 10 * time.Second, Round: "r1", Pad: 10 * time.Millisecond}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	for range 5000 {
+		if r := do(t, n, quorum.Op{Kind: quorum.OpPExpireIfEq, Key: "d", Value: "v", TTL: 10 * time.Second, Pad: 10 * time.Millisecond}); !r.OK {
+			t.Fatalf("extend = %+v", r)
+		}
+	}
+	lead := c.PTTL(ctx, quorum.MetaKey("d")).Val() - c.PTTL(ctx, "d").Val()
+	if lead > 3*time.Millisecond {
+		t.Fatalf("a lock without a lock-delay has one of %v after 5000 extends", lead)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDelIfEq, Key: "d", Value: "v", Mark: "rel"}); !r.OK || r.Noted {
+		t.Fatalf("release after 5000 extends = %+v; want deleted, not marked", r)
 	}
 }

@@ -132,8 +132,14 @@
 // whose answer never came, and expired elsewhere) leaves its marks: the
 // lock expired unreleased, and its delay holds on every node that held it
 // (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). A
-// node that restarted empty lost its notes: the quarantine window includes
-// the delay.
+// release that answered OK also unmarks, in the background, the nodes whose
+// delete may have landed unseen, and sends a failed unmark again (persist);
+// a mark that still escapes lives out the lock's TTL and delay (liveness
+// only). A hash lock (Redisson's) is refused while a string lock's note is
+// there, as a SET NX is. A lead of 2 ms or less is no delay (the clock may
+// tick between two writes of one script): a delay is 0 or at least
+// MinLockDelay. A node that restarted empty lost its notes: the quarantine
+// window includes the delay.
 //
 // # Batched renewal
 //

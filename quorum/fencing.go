@@ -236,8 +236,16 @@ func (e *Engine) confirm(op Op, until time.Time) {
 	}
 	// The first send is queued now, before the grant is answered: a read
 	// this replica sends after the answer finds the token final.
-	idx, wait := e.allIdx, e.opts.NodeTimeout
-	ch := e.send(idx, op, time.Now().Add(wait))
+	e.persist(e.allIdx, op, e.send(e.allIdx, op, time.Now().Add(e.opts.NodeTimeout)), until)
+}
+
+// persist waits in the background for the answers to op, sent to the nodes
+// idx names (ch: their answers), and sends it again up to twice, a node
+// wait apart and while that ends before until, to the nodes that failed or
+// did not answer. It stops when the engine closes. op must be harmless to
+// repeat.
+func (e *Engine) persist(idx []int, op Op, ch <-chan answer, until time.Time) {
+	wait := e.opts.NodeTimeout
 	e.monitors.Go(func() {
 		for try := 1; ; try++ {
 			timer := time.NewTimer(wait + e.lateGrace())

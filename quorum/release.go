@@ -62,44 +62,88 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 		t.finish(unlock) // any lock-delay it marked runs its course
 		return waiters, err
 	}
-	unmarked := e.unmark(t, op, nil)
+	unmarked := e.unmark(t, op)
 	t.finish(func() {
-		e.unmark(t, op, unmarked) // marks of nodes that answered late
+		e.unmarkLate(t, op, unmarked)
 		unlock()
 	})
 	return waiters, nil
 }
 
 // unmark is a successful release's second step: it removes the marked notes
-// (OpUnmark) of the round's nodes that answered by now, except those in
-// done, and waits for them at most a node timeout, so that the lock is free
-// when the release answers. It returns the nodes it covered.
-func (e *Engine) unmark(t *round, op Op, done []bool) []bool {
-	if done == nil {
-		done = make([]bool, len(t.votes))
-	}
+// (OpUnmark) of the round's nodes that answered "deleted, marked" by now,
+// and waits for them at most a node timeout, so that the lock is free when
+// the release answers. It reports the nodes that confirmed the unmark.
+func (e *Engine) unmark(t *round, op Op) []bool {
+	done := make([]bool, len(t.votes))
 	var idx []int
 	for i, r := range t.replies {
-		if !done[i] && r.Err == nil && r.OK && r.Noted {
-			done[i] = true
-			idx = append(idx, t.idx[i])
+		if r.Err == nil && r.OK && r.Noted {
+			idx = append(idx, i)
 		}
 	}
 	if len(idx) == 0 {
 		return done
 	}
+	nodes := make([]int, len(idx))
+	for j, i := range idx {
+		nodes[j] = t.idx[i]
+	}
 	timer := time.NewTimer(e.opts.NodeTimeout)
 	defer timer.Stop()
-	ch := e.send(idx, Op{Kind: OpUnmark, Key: op.Key, Value: op.Mark}, time.Now().Add(e.opts.NodeTimeout))
+	ch := e.send(nodes, e.unmarkOp(op), time.Now().Add(e.opts.NodeTimeout))
 	for range idx {
 		select {
-		case <-ch:
+		case a := <-ch:
+			done[idx[a.node]] = a.reply.Err == nil
 		case <-timer.C:
 			return done
 		}
 	}
 	return done
 }
+
+// unmarkLate, once the release's stragglers are in, removes in the
+// background (persist: resent where it fails) the marks the release may
+// have left that unmark did not remove: on nodes that answered late, whose
+// answer was lost, or whose unmark failed. OpUnmark removes only this
+// release's own mark, so sending it where none was left is harmless.
+func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
+	var idx, unknown []int
+	for i, v := range t.votes {
+		r := t.replies[i]
+		switch {
+		case done[i]:
+		case r.Err == nil && r.Noted: // marked: answered late, or its unmark failed
+			idx = append(idx, t.idx[i])
+		case r.Err == nil && r.OK, v == no: // deleted without a mark, or never held it
+		case r.Err != nil && neverSent(r.Err), v == failed && neverSent(t.errs[i]): // the delete never left
+		default: // no answer, or a lost one: the delete may have landed, marked, or may yet land
+			idx = append(idx, t.idx[i])
+			unknown = append(unknown, t.idx[i])
+		}
+	}
+	if len(idx) == 0 || e.life.Err() != nil {
+		return
+	}
+	uop, far := e.unmarkOp(op), time.Now().Add(time.Hour)
+	e.persist(idx, uop, e.send(idx, uop, time.Now().Add(e.opts.NodeTimeout)), far)
+	if len(unknown) > 0 {
+		// A delete a stalled link still holds may run after the unmark:
+		// once more, a late grace after the round gave up on its answers
+		// (a delete held longer than that is not chased: its mark lives
+		// out the lock's TTL and delay).
+		e.monitors.Go(func() {
+			select {
+			case <-e.life.Done():
+			case <-time.After(time.Until(t.giveUp.Add(e.lateGrace()))):
+				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), far)
+			}
+		})
+	}
+}
+
+func (e *Engine) unmarkOp(op Op) Op { return Op{Kind: OpUnmark, Key: op.Key, Value: op.Mark} }
 
 // releaseFailure says why a release that deleted fewer than Q copies failed.
 // It is "not held" only when more than N-Q nodes that can vouch for their

@@ -35,12 +35,18 @@ type Settings struct {
 	// LockDelay is Chubby's lock-delay for the locks Acquire grants (SET NX
 	// PX and the client libraries' scripts): a lock that expired without
 	// being released stays unavailable this long after its TTL; a released
-	// one is free at once. Default 0 (Redis's own behaviour); not negative.
+	// one is free at once. Default 0 (Redis's own behaviour); else at least
+	// MinLockDelay.
 	LockDelay time.Duration `yaml:"lock_delay"`
 	// NativeLockDelay is the lock-delay of the locks AcquireFenced grants
-	// (the proxy's LOCK.ACQUIRE). Default 5s; not negative.
+	// (the proxy's LOCK.ACQUIRE). Default 5s; 0 or at least MinLockDelay.
 	NativeLockDelay time.Duration `yaml:"native_lock_delay"`
 }
+
+// MinLockDelay is the shortest lock-delay there is: a note's lead over its
+// key of a few ms is the backend clock's tick between two writes, which the
+// scripts do not count as a delay (delifeq.lua).
+const MinLockDelay = 10 * time.Millisecond
 
 // DefaultSettings returns the settings used where nothing else is said.
 func DefaultSettings() Settings {
@@ -107,6 +113,9 @@ func (s Settings) Problems() []*SettingError {
 	}{{"lock_delay", s.LockDelay}, {"native_lock_delay", s.NativeLockDelay}} {
 		if p.d < 0 {
 			bad(p.setting, "%v must not be negative", p.d)
+		}
+		if p.d > 0 && p.d < MinLockDelay {
+			bad(p.setting, "%v must be 0 (off) or at least %v: the backends keep a lock's delay to the ms, and a lead of a few ms is their clock's tick", p.d, MinLockDelay)
 		}
 	}
 	if s.MaxTTL > 0 && s.MinValidity >= s.MaxTTL {

@@ -12,7 +12,8 @@
 -- empty or its head is waiter ARGV[6]. Any other acquire is refused while the queue
 -- exists (it lives as long as its longest lease): it is nobody's turn but a waiter's.
 -- Returns 1 (fenced: the counter) when set. Else 0, or for a fair acquire minus the ms
--- until a retry may succeed: the holder's TTL and delay, or the head waiter's lease.
+-- until a retry may succeed: the holder's TTL and delay (at most 250 ms for a release's
+-- mark), or the head waiter's lease.
 local fenced, fair = #KEYS > 3, #KEYS > 6
 local now = 0
 if not fair and redis.call("EXISTS", KEYS[#KEYS]) == 1 then
@@ -53,6 +54,13 @@ if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   redis.call("DEL", KEYS[1])
 end
 if fair then
-  return -math.max(1, redis.call("PTTL", KEYS[1]), redis.call("PTTL", KEYS[2]))
+  local wait = math.max(1, redis.call("PTTL", KEYS[1]), redis.call("PTTL", KEYS[2]))
+  local note = redis.call("GET", KEYS[2])
+  if note and string.sub(note, 1, 1) == "!" then
+    -- A release's mark (delifeq.lua): its release removes it once it succeeded, at once or
+    -- a little later (a lost or late answer), and it stays its TTL only if it failed.
+    wait = math.min(wait, 250)
+  end
+  return -wait
 end
 return 0

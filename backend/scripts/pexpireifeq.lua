@@ -48,7 +48,10 @@ for i = 1, #KEYS / 2 do
     if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want)) then
       local delay = 0
       if note and ttl > 0 then
-        delay = math.max(0, redis.call("PTTL", meta) - ttl)
+        delay = redis.call("PTTL", meta) - ttl
+        if delay <= 2 then
+          delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
+        end
       end
       if ttl > ms then
         ms, newpad = ttl, math.max(pad, tonumber(newpad))

@@ -33,7 +33,10 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
           ms, newpad = ttl, math.max(tonumber(pad), tonumber(ARGV[4])) -- a session's lock: never shortened, as by an extend
         end
         note = round .. " " .. newpad .. rest
-        delay = math.max(0, redis.call("PTTL", KEYS[2]) - ttl)
+        delay = redis.call("PTTL", KEYS[2]) - ttl
+        if delay <= 2 then
+          delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
+        end
       end
     end
   end
