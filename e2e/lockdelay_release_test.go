@@ -179,10 +179,10 @@ func ldScriptArgs(args []string) (keys, argv []string, ok bool) {
 }
 
 // TestReleasedLockIsFreeAtOnceEverywhere: the other side of the marked
-// release. A native lock (lock-delay 5 s) released with an answer of 1
-// leaves no note on any backend by the time the answer arrives (the marks
-// are removed before it), so another owner's SET NX through another
-// replica is granted at once, as before.
+// release. A native lock (lock-delay 5 s) released with an answer of 1 has
+// no note left on a quorum of backends by the time the answer arrives (the
+// marks are removed before it), so another owner's SET NX through another
+// replica is granted at once, as before; the last marks go soon after.
 func TestReleasedLockIsFreeAtOnceEverywhere(t *testing.T) {
 	servers := redistest.Start(t, 5)
 	cfg := config.Default()
@@ -209,13 +209,25 @@ func TestReleasedLockIsFreeAtOnceEverywhere(t *testing.T) {
 		if n, err := r1.Do(ctx, "LOCK.RELEASE", key, "a").Int64(); err != nil || n != 1 {
 			t.Fatalf("LOCK.RELEASE = %d, %v", n, err)
 		}
-		for j, s := range servers {
-			if note, err := s.Client().Get(ctx, quorum.MetaKey(key)).Result(); err != redis.Nil {
-				t.Fatalf("backend %d keeps the note %q (%v) after LOCK.RELEASE answered 1: a released lock is free at once", j, note, err)
+		free := 0
+		for _, s := range servers {
+			if s.Client().Exists(ctx, quorum.MetaKey(key)).Val() == 0 {
+				free++
 			}
+		}
+		if free < 3 {
+			t.Fatalf("%d of 5 backends free of the lock's note after LOCK.RELEASE answered 1; want a quorum (3) at once", free)
 		}
 		if ok, err := r2.SetNX(ctx, key, "b", time.Second).Result(); err != nil || !ok {
 			t.Fatalf("SET NX through replica 2 right after the release = %v, %v; want granted", ok, err)
 		}
+		harness.Eventually(t, "every backend free of the note", func() bool {
+			for _, s := range servers {
+				if n := s.Client().Get(ctx, quorum.MetaKey(key)).Val(); strings.HasPrefix(n, "!") {
+					return false
+				}
+			}
+			return true
+		})
 	}
 }

@@ -266,3 +266,117 @@ func TestLateDeleteIsUnmarked(t *testing.T) {
 			"backend 2's late delete left its mark, never unmarked", ok, err)
 	}
 }
+
+// TestUnmarkStallDoesNotDelayTheRelease (helper-64): backend 2 answers the
+// release's delete at once, then its link stalls for 1.5 s as the unmark
+// reaches it (a GC pause, a congested link). 5f02295 waited the node
+// timeout for that unmark before answering. Now the release answers once Q
+// nodes are free of the lock (20 ms more for the rest), and the lock it
+// answered 1 for is free at once on those.
+func TestUnmarkStallDoesNotDelayTheRelease(t *testing.T) {
+	const key, owner = "um:stall", "a"
+	var hold atomic.Bool
+	hook := func(i int, args []string) []string {
+		keys, _, ok := ldScriptArgs(args)
+		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && hold.CompareAndSwap(true, false) {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	}
+	servers, r1, r2 := unmarkRig(t, hook, nil)
+	ctx := t.Context()
+	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
+		t.Fatalf("LOCK.ACQUIRE = %v", err)
+	}
+	hold.Store(true)
+	start := time.Now()
+	n, err := r1.Do(ctx, "LOCK.RELEASE", key, owner).Int64()
+	took := time.Since(start)
+	ok, serr := r2.SetNX(ctx, key, "b", time.Second).Result()
+	if err != nil || n != 1 || took > 300*time.Millisecond || serr != nil || !ok {
+		unmarkState(t, servers, key, "after the release and SET NX")
+		t.Fatalf("LOCK.RELEASE = %d, %v after %v (want 1 without waiting for the stalled unmark); SET NX right after = %v, %v (want granted)",
+			n, err, took.Round(time.Millisecond), ok, serr)
+	}
+}
+
+// TestStalledUnmarkFreesTheLockWhenTheLinkRecovers: as above with backend 0
+// down, so the lock is free only once backend 2's mark goes too. The
+// release waits for it at most a node timeout and answers 1; the lock is
+// then free as soon as the link recovers (1.5 s), not at the mark's end
+// (the lock's TTL and delay, 15 s).
+func TestStalledUnmarkFreesTheLockWhenTheLinkRecovers(t *testing.T) {
+	const key, owner = "um:recover", "a"
+	var hold atomic.Bool
+	hook := func(i int, args []string) []string {
+		keys, _, ok := ldScriptArgs(args)
+		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && hold.CompareAndSwap(true, false) {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	}
+	servers, r1, r2 := unmarkRig(t, hook, nil)
+	ctx := t.Context()
+	servers[0].Kill()
+	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
+		t.Fatalf("LOCK.ACQUIRE = %v", err)
+	}
+	hold.Store(true)
+	start := time.Now()
+	n, err := r1.Do(ctx, "LOCK.RELEASE", key, owner).Int64()
+	if took := time.Since(start); err != nil || n != 1 || took > time.Second {
+		t.Fatalf("LOCK.RELEASE = %d, %v after %v; want 1 within the node timeout (500 ms)", n, err, took.Round(time.Millisecond))
+	}
+	for {
+		if ok, _ := r2.SetNX(ctx, key, "b", time.Second).Result(); ok {
+			t.Logf("free %v after the release began", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Since(start) > 4*time.Second {
+			unmarkState(t, []*redistest.Server{nil, servers[1], servers[2]}, key, "4 s after the release")
+			t.Fatal("the lock LOCK.RELEASE answered 1 for is still refused 4 s later: the stalled unmark never landed")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestPartitionedUnmarkIsSentUntilItHeals (helper-64; failed 2 of 2 on
+// 5f02295): replica 1's link to backend 2 drops every unmark for 8 s (a
+// partition that begins right after the delete answered), with backend 0
+// down. 5f02295 sent the unmark three times (about 5 s), then left the
+// mark to its TTL (the lock's 10 s plus the 5 s delay): the lock
+// LOCK.RELEASE answered 1 for stayed refused to every other owner. The
+// unmark is now sent again, further apart (at most 4 node waits), for as
+// long as a mark may live.
+func TestPartitionedUnmarkIsSentUntilItHeals(t *testing.T) {
+	const key, owner = "um:part", "a"
+	var until atomic.Int64
+	hook := func(i int, args []string) []string {
+		keys, _, ok := ldScriptArgs(args)
+		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && time.Now().UnixNano() < until.Load() {
+			return []string{"PING"}
+		}
+		return nil
+	}
+	servers, r1, r2 := unmarkRig(t, hook, nil)
+	ctx := t.Context()
+	servers[0].Kill()
+	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
+		t.Fatalf("LOCK.ACQUIRE = %v", err)
+	}
+	until.Store(time.Now().Add(8 * time.Second).UnixNano())
+	n, err := r1.Do(ctx, "LOCK.RELEASE", key, owner).Int64()
+	released := time.Now()
+	if err != nil || n != 1 {
+		t.Fatalf("LOCK.RELEASE = %d, %v", n, err)
+	}
+	for time.Since(released) < 11*time.Second {
+		if ok, _ := r2.SetNX(ctx, key, "b", time.Second).Result(); ok {
+			t.Logf("free %v after the release answered 1", time.Since(released).Round(time.Millisecond))
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	unmarkState(t, []*redistest.Server{nil, servers[1], servers[2]}, key, "11 s after the release")
+	t.Fatal("the lock is still refused 11 s after LOCK.RELEASE answered 1 (the partition healed at 8 s): backend 2's mark outlived the unmark's resends")
+}

@@ -236,48 +236,5 @@ func (e *Engine) confirm(op Op, until time.Time) {
 	}
 	// The first send is queued now, before the grant is answered: a read
 	// this replica sends after the answer finds the token final.
-	e.persist(e.allIdx, op, e.send(e.allIdx, op, time.Now().Add(e.opts.NodeTimeout)), until)
-}
-
-// persist waits in the background for the answers to op, sent to the nodes
-// idx names (ch: their answers), and sends it again up to twice, a node
-// wait apart and while that ends before until, to the nodes that failed or
-// did not answer. It stops when the engine closes. op must be harmless to
-// repeat.
-func (e *Engine) persist(idx []int, op Op, ch <-chan answer, until time.Time) {
-	wait := e.opts.NodeTimeout
-	e.monitors.Go(func() {
-		for try := 1; ; try++ {
-			timer := time.NewTimer(wait + e.lateGrace())
-			answered := make([]bool, len(idx))
-		collect:
-			for range idx {
-				select {
-				case a := <-ch:
-					answered[a.node] = a.reply.Err == nil
-				case <-timer.C:
-					break collect
-				case <-e.life.Done():
-					timer.Stop()
-					return
-				}
-			}
-			timer.Stop()
-			var again []int
-			for j, ok := range answered {
-				if !ok {
-					again = append(again, idx[j])
-				}
-			}
-			if idx = again; len(idx) == 0 || try == 3 || !time.Now().Add(wait).Before(until) {
-				return
-			}
-			select {
-			case <-e.life.Done():
-				return
-			case <-time.After(wait):
-			}
-			ch = e.send(idx, op, time.Now().Add(wait))
-		}
-	})
+	e.persist(e.allIdx, op, e.send(e.allIdx, op, time.Now().Add(e.opts.NodeTimeout)), resend{tries: 3, until: until})
 }

@@ -71,31 +71,61 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 }
 
 // unmark is a successful release's second step: it removes the marked notes
-// (OpUnmark) of the round's nodes that answered "deleted, marked" by now,
-// and waits for them at most a node timeout, so that the lock is free when
-// the release answers. It reports the nodes that confirmed the unmark.
+// (OpUnmark) of the round's nodes that answered "deleted, marked", by now or
+// while it waits, so that the lock is free when the release answers. It
+// waits for them all, at most a node timeout, or, once Q nodes are free of
+// the lock (deleted without a mark, never held it, or unmarked), at most
+// unmarkGrace more: a link that stalls after its delete answered delays the
+// answer no longer (unmarkLate sends it again). It reports the nodes that
+// confirmed.
 func (e *Engine) unmark(t *round, op Op) []bool {
 	done := make([]bool, len(t.votes))
-	var idx []int
+	uop, deadline := e.unmarkOp(op), time.Now().Add(e.opts.NodeTimeout)
+	ch := make(chan answer, len(t.votes))
+	var idx, pos []int
+	free, out := 0, 0
 	for i, r := range t.replies {
-		if r.Err == nil && r.OK && r.Noted {
-			idx = append(idx, i)
+		switch {
+		case r.Err == nil && r.OK && r.Noted:
+			idx, pos = append(idx, t.idx[i]), append(pos, i)
+		case r.Err == nil && r.OK, t.votes[i] == no:
+			free++
 		}
 	}
 	if len(idx) == 0 {
 		return done
 	}
-	nodes := make([]int, len(idx))
-	for j, i := range idx {
-		nodes[j] = t.idx[i]
-	}
+	e.sendInto(ch, idx, pos, uop, deadline)
+	out += len(idx)
 	timer := time.NewTimer(e.opts.NodeTimeout)
 	defer timer.Stop()
-	ch := e.send(nodes, e.unmarkOp(op), time.Now().Add(e.opts.NodeTimeout))
-	for range idx {
+	var grace <-chan time.Time
+	enough := func() {
+		if grace == nil && free >= e.quorum {
+			grace = time.After(unmarkGrace)
+		}
+	}
+	enough()
+	for out > 0 {
 		select {
 		case a := <-ch:
-			done[idx[a.node]] = a.reply.Err == nil
+			out--
+			if done[a.node] = a.reply.Err == nil; done[a.node] {
+				free++
+				enough()
+			}
+		case a := <-t.ch: // a delete's answer after the release decided
+			t.add(a)
+			switch r := a.reply; {
+			case r.Err == nil && r.OK && r.Noted:
+				e.sendInto(ch, []int{t.idx[a.node]}, []int{a.node}, uop, deadline)
+				out++
+			case r.Err == nil:
+				free++
+				enough()
+			}
+		case <-grace:
+			return done
 		case <-timer.C:
 			return done
 		}
@@ -103,11 +133,18 @@ func (e *Engine) unmark(t *round, op Op) []bool {
 	return done
 }
 
+// unmarkGrace is how long a release waits for its last unmarks once Q
+// nodes are free of the lock.
+const unmarkGrace = 20 * time.Millisecond
+
 // unmarkLate, once the release's stragglers are in, removes in the
-// background (persist: resent where it fails) the marks the release may
-// have left that unmark did not remove: on nodes that answered late, whose
-// answer was lost, or whose unmark failed. OpUnmark removes only this
-// release's own mark, so sending it where none was left is harmless.
+// background the marks the release may have left that unmark did not
+// remove: on nodes that answered late, whose answer was lost, or whose
+// unmark failed or was not waited for. It sends again, further and further
+// apart, for as long as a mark may live (the longest lock and delay): a
+// partition that heals frees the lock then, not at the mark's end. OpUnmark
+// removes only this release's own mark, so sending it where none was left
+// is harmless.
 func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
 	var idx, unknown []int
 	for i, v := range t.votes {
@@ -126,8 +163,8 @@ func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
 	if len(idx) == 0 || e.life.Err() != nil {
 		return
 	}
-	uop, far := e.unmarkOp(op), time.Now().Add(time.Hour)
-	e.persist(idx, uop, e.send(idx, uop, time.Now().Add(e.opts.NodeTimeout)), far)
+	uop, r := e.unmarkOp(op), resend{until: time.Now().Add(e.ownWindow()), grow: true}
+	e.persist(idx, uop, e.send(idx, uop, time.Now().Add(e.opts.NodeTimeout)), r)
 	if len(unknown) > 0 {
 		// A delete a stalled link still holds may run after the unmark:
 		// once more, a late grace after the round gave up on its answers
@@ -137,7 +174,7 @@ func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
 			select {
 			case <-e.life.Done():
 			case <-time.After(time.Until(t.giveUp.Add(e.lateGrace()))):
-				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), far)
+				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), resend{tries: 3, until: r.until})
 			}
 		})
 	}

@@ -227,10 +227,21 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 		idx = e.allIdx
 	}
 	ch := make(chan answer, len(idx))
+	e.sendInto(ch, idx, nil, op, deadline)
+	return ch
+}
+
+// sendInto is send answering into ch, which must have room for every
+// answer; node j's answer names pos[j] (nil: j).
+func (e *Engine) sendInto(ch chan<- answer, idx, pos []int, op Op, deadline time.Time) {
 	sent := time.Now()
 	for j, i := range idx {
+		at := j
+		if pos != nil {
+			at = pos[j]
+		}
 		if err := e.health[i].unsendable(); err != nil {
-			ch <- answer{node: j, reply: Reply{Err: err}}
+			ch <- answer{node: at, reply: Reply{Err: err}}
 			continue
 		}
 		e.nodes[i].Do(op, deadline, func(r Reply) {
@@ -243,10 +254,9 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 					e.nudgeCheck(i)
 				}
 			}
-			ch <- answer{node: j, reply: r}
+			ch <- answer{node: at, reply: r}
 		})
 	}
-	return ch
 }
 
 // timedRound is an acquire or extend round: it carries a TTL, so it is
