@@ -28,6 +28,7 @@ type Engine struct {
 	checkedAll    atomic.Bool // every backend's first health check is done
 
 	rollbacks, rollbackFailures atomic.Int64
+	unmarking                   atomic.Int64 // releases whose marks are being removed in the background (unmarkLate)
 
 	roundPrefix string // random per engine: round ids are unique across replicas
 	roundSeq    atomic.Uint64

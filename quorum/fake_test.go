@@ -36,6 +36,7 @@ type fakeNode struct {
 	record   time.Duration // the max-TTL record
 	counters map[string]bool
 	queues   map[string]map[string]fakeWaiter // lock key -> waiter -> place
+	marks    bool                             // a release with a Mark answers Noted (the lock had a lock-delay)
 }
 
 // opFault fails one kind of operation with err, or holds it until gate opens.
@@ -306,16 +307,19 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		}
 		delete(f.data, op.Key)
 		delete(f.data, PinKey(op.Key))
+		marked := f.marks && op.Mark != ""
 		if op.Fair {
 			q := f.queueLocked(op.Key)
 			delete(q, op.Value)
 			if len(q) > 0 {
-				return Reply{OK: true, N: 2}
+				return Reply{OK: true, N: 2, Noted: marked}
 			}
 		}
-		return Reply{OK: true}
+		return Reply{OK: true, Noted: marked}
 	case OpQueueTail, OpEnqueue, OpQueueBeat, OpDequeue:
 		return f.applyQueue(op)
+	case OpUnmark: // marks are not kept: only counted (calls)
+		return Reply{OK: f.marks}
 	case OpPExpireIfEq:
 		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad, Round: op.Round}, op.N == 1, false)}
 	case OpReattach:

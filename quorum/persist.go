@@ -13,13 +13,19 @@ type resend struct {
 
 // persist waits in the background for the answers to op, sent to the nodes
 // idx names (ch: their answers), and sends it again to the nodes that
-// failed or did not answer, as r says. It stops when the engine closes. op
-// must be harmless to repeat. A node known down answers at once (send), so
-// a node that stays down costs one timer per pass, never a backlog.
-func (e *Engine) persist(idx []int, op Op, ch <-chan answer, r resend) {
+// failed or did not answer, as r says, or until the engine closes; when it
+// stops it calls each of then. op must be harmless to repeat. A node known down
+// answers at once (send), so a node that stays down costs one timer per
+// pass, never a backlog.
+func (e *Engine) persist(idx []int, op Op, ch <-chan answer, r resend, then ...func()) {
 	wait := e.opts.NodeTimeout
 	gap := wait
 	e.monitors.Go(func() {
+		defer func() {
+			for _, f := range then {
+				f()
+			}
+		}()
 		for try := 1; ; try++ {
 			timer := time.NewTimer(wait + e.lateGrace())
 			answered := make([]bool, len(idx))

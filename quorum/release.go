@@ -2,6 +2,7 @@ package quorum
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -139,46 +140,68 @@ const unmarkGrace = 20 * time.Millisecond
 
 // unmarkLate, once the release's stragglers are in, removes in the
 // background the marks the release may have left that unmark did not
-// remove: on nodes that answered late, whose answer was lost, or whose
-// unmark failed or was not waited for. It sends again, further and further
-// apart, for as long as a mark may live (the longest lock and delay): a
-// partition that heals frees the lock then, not at the mark's end. OpUnmark
-// removes only this release's own mark, so sending it where none was left
-// is harmless.
+// remove. A node that answered "marked" but whose unmark failed or was not
+// waited for gets it again, further and further apart, for as long as a
+// mark may live (the longest lock and delay): a partition that heals frees
+// the lock then, not at the mark's end. A node whose delete's answer was
+// lost or late (a mark is only possible there) gets it up to three times,
+// once more a late grace after the round gave up on it, for a delete a
+// stalled link still held. At most maxUnmarking releases do so at once: a
+// backend that times out for long, while releases go on, costs no more
+// goroutines than that, and marks beyond it live out their TTL (liveness
+// only). OpUnmark removes only this release's own mark, so sending it where
+// none was left is harmless.
 func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
-	var idx, unknown []int
+	var marked, unknown []int
 	for i, v := range t.votes {
 		r := t.replies[i]
 		switch {
 		case done[i]:
 		case r.Err == nil && r.Noted: // marked: answered late, or its unmark failed
-			idx = append(idx, t.idx[i])
+			marked = append(marked, t.idx[i])
 		case r.Err == nil && r.OK, v == no: // deleted without a mark, or never held it
 		case r.Err != nil && neverSent(r.Err), v == failed && neverSent(t.errs[i]): // the delete never left
 		default: // no answer, or a lost one: the delete may have landed, marked, or may yet land
-			idx = append(idx, t.idx[i])
 			unknown = append(unknown, t.idx[i])
 		}
 	}
-	if len(idx) == 0 || e.life.Err() != nil {
+	if len(marked)+len(unknown) == 0 || e.life.Err() != nil {
 		return
 	}
-	uop, r := e.unmarkOp(op), resend{until: time.Now().Add(e.ownWindow()), grow: true}
-	e.persist(idx, uop, e.send(idx, uop, time.Now().Add(e.opts.NodeTimeout)), r)
+	uop := e.unmarkOp(op)
+	if e.unmarking.Add(1) > maxUnmarking {
+		e.unmarking.Add(-1)
+		e.send(append(marked, unknown...), uop, time.Now().Add(e.opts.NodeTimeout)) // once, unawaited
+		return
+	}
+	var left sync.WaitGroup
+	if len(marked) > 0 {
+		r := resend{until: time.Now().Add(e.ownWindow()), grow: true}
+		left.Add(1)
+		e.persist(marked, uop, e.send(marked, uop, time.Now().Add(e.opts.NodeTimeout)), r, left.Done)
+	}
 	if len(unknown) > 0 {
-		// A delete a stalled link still holds may run after the unmark:
-		// once more, a late grace after the round gave up on its answers
-		// (a delete held longer than that is not chased: its mark lives
-		// out the lock's TTL and delay).
+		r := resend{tries: 3, until: time.Now().Add(e.ownWindow())}
+		left.Add(2)
+		e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), r, left.Done)
 		e.monitors.Go(func() {
 			select {
 			case <-e.life.Done():
+				left.Done()
 			case <-time.After(time.Until(t.giveUp.Add(e.lateGrace()))):
-				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), resend{tries: 3, until: r.until})
+				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), r, left.Done)
 			}
 		})
 	}
+	e.monitors.Go(func() {
+		left.Wait()
+		e.unmarking.Add(-1)
+	})
 }
+
+// maxUnmarking bounds the releases whose marks unmarkLate removes at once
+// (a variable for tests).
+var maxUnmarking int64 = 4096
 
 func (e *Engine) unmarkOp(op Op) Op { return Op{Kind: OpUnmark, Key: op.Key, Value: op.Mark} }
 
