@@ -62,27 +62,9 @@ func TestNotHeldReleaseEndsLockDelay(t *testing.T) {
 		return nil
 	}
 
-	servers := redistest.Start(t, 5)
-	base := config.Default()
-	base.Listen = "127.0.0.1:0"
-	base.Quarantine = false
-	base.NodeTimeout, base.TimeoutFactor = time.Second, 0.5
-	base.NativeLockDelay = delay
-	direct, hooked := base, base
-	direct.Backends, hooked.Backends = nil, nil
-	for i, s := range servers {
-		direct.Backends = append(direct.Backends, config.Backend{Addr: s.Addr})
-		hooked.Backends = append(hooked.Backends, config.Backend{Addr: mitm(t, i, s.Addr, hook)})
-	}
-	for _, c := range []*config.Config{&direct, &hooked} {
-		if err := c.Validate(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	h1 := harness.Of(t, servers, hooked)
-	_, h1.Addr = h1.Serve()
-	h2 := harness.Of(t, servers, direct)
-	_, h2.Addr = h2.Serve()
+	servers, h1, h2 := hookedPair(t, 5, hook, func(c *config.Config) {
+		c.NodeTimeout, c.NativeLockDelay = time.Second, delay
+	})
 	t.Cleanup(func() { unblockOnce.Do(func() { close(unblock) }) }) // runs before the replicas close
 	r1 := h1.Client(func(o *redis.Options) { o.PoolSize = 2 })
 	r2 := h2.Client(func(o *redis.Options) { o.PoolSize = 2 })

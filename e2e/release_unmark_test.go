@@ -15,10 +15,11 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// unmarkRig: 3 backends behind mitm hooks, replica 1 through the hooks,
-// replica 2 direct.
-func unmarkRig(t *testing.T, hook mitmHook, mutate func(*config.Config)) (servers []*redistest.Server, r1, r2 *redis.Client) {
-	servers = redistest.Start(t, 3)
+// hookedPair starts n redis-servers and two replicas over them: replica 1
+// through mitm hooks (hook), replica 2 direct; quarantine off, node timeout
+// 500 ms, lock-delay of native locks 5 s, unless mutate says otherwise.
+func hookedPair(t *testing.T, n int, hook mitmHook, mutate func(*config.Config)) (servers []*redistest.Server, h1, h2 *harness.Harness) {
+	servers = redistest.Start(t, n)
 	base := config.Default()
 	base.Listen = "127.0.0.1:0"
 	base.Quarantine = false
@@ -38,21 +39,44 @@ func unmarkRig(t *testing.T, hook mitmHook, mutate func(*config.Config)) (server
 			t.Fatal(err)
 		}
 	}
-	h1 := harness.Of(t, servers, hooked)
+	h1 = harness.Of(t, servers, hooked)
 	_, h1.Addr = h1.Serve()
-	h2 := harness.Of(t, servers, direct)
+	h2 = harness.Of(t, servers, direct)
 	_, h2.Addr = h2.Serve()
-	r1, r2 = h1.Client(), h2.Client()
+	return servers, h1, h2
+}
+
+// warmPair waits until both replicas grant, leaving every script loaded on
+// every backend (a first EVALSHA answers NOSCRIPT).
+func warmPair(t *testing.T, r1, r2 *redis.Client) {
 	ctx := t.Context()
 	harness.Eventually(t, "replicas ready", func() bool {
-		_, e1 := r1.Do(ctx, "LOCK.ACQUIRE", "um:warm1", "w", 5000).Int64()
-		_, e2 := r2.Do(ctx, "LOCK.ACQUIRE", "um:warm2", "w", 5000).Int64()
+		_, e1 := r1.Do(ctx, "LOCK.ACQUIRE", "warm:1", "w", 5000).Int64()
+		_, e2 := r2.Do(ctx, "LOCK.ACQUIRE", "warm:2", "w", 5000).Int64()
 		return e1 == nil && e2 == nil
 	})
-	// Every script loaded on every backend (a first EVALSHA answers NOSCRIPT).
-	r1.Do(ctx, "LOCK.RELEASE", "um:warm1", "w")
-	r2.Do(ctx, "LOCK.RELEASE", "um:warm2", "w")
+	r1.Do(ctx, "LOCK.RELEASE", "warm:1", "w")
+	r2.Do(ctx, "LOCK.RELEASE", "warm:2", "w")
+}
+
+// unmarkRig: hookedPair over 3 backends, warmed up.
+func unmarkRig(t *testing.T, hook mitmHook) (servers []*redistest.Server, r1, r2 *redis.Client) {
+	servers, h1, h2 := hookedPair(t, 3, hook, nil)
+	r1, r2 = h1.Client(), h2.Client()
+	warmPair(t, r1, r2)
 	return servers, r1, r2
+}
+
+// stallUnmark holds the first unmark of key on the link to backend 2 for
+// 1.5 s once hold is set.
+func stallUnmark(key string, hold *atomic.Bool) mitmHook {
+	return func(i int, args []string) []string {
+		keys, _, ok := ldScriptArgs(args)
+		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && hold.CompareAndSwap(true, false) {
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	}
 }
 
 func unmarkState(t *testing.T, servers []*redistest.Server, key, when string) {
@@ -90,7 +114,7 @@ func TestLostUnmarkIsSentAgain(t *testing.T) {
 		}
 		return nil
 	}
-	servers, r1, r2 := unmarkRig(t, hook, nil)
+	servers, r1, r2 := unmarkRig(t, hook)
 	ctx := t.Context()
 	servers[0].Kill() // one backend down: the quorum (2 of 3) tolerates it
 
@@ -186,7 +210,7 @@ func TestLostUnmarkDoesNotStallAWaiter(t *testing.T) {
 		}
 		return nil
 	}
-	servers, r1, r2 := unmarkRig(t, hook, nil)
+	servers, r1, r2 := unmarkRig(t, hook)
 	ctx := t.Context()
 	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
 		t.Fatalf("LOCK.ACQUIRE = %v", err)
@@ -246,7 +270,7 @@ func TestLateDeleteIsUnmarked(t *testing.T) {
 		return nil
 	}
 	var r1, r2 *redis.Client
-	servers, r1, r2 = unmarkRig(t, hook, nil)
+	servers, r1, r2 = unmarkRig(t, hook)
 	ctx := t.Context()
 	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
 		t.Fatalf("LOCK.ACQUIRE = %v", err)
@@ -276,14 +300,7 @@ func TestLateDeleteIsUnmarked(t *testing.T) {
 func TestUnmarkStallDoesNotDelayTheRelease(t *testing.T) {
 	const key, owner = "um:stall", "a"
 	var hold atomic.Bool
-	hook := func(i int, args []string) []string {
-		keys, _, ok := ldScriptArgs(args)
-		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && hold.CompareAndSwap(true, false) {
-			time.Sleep(1500 * time.Millisecond)
-		}
-		return nil
-	}
-	servers, r1, r2 := unmarkRig(t, hook, nil)
+	servers, r1, r2 := unmarkRig(t, stallUnmark(key, &hold))
 	ctx := t.Context()
 	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
 		t.Fatalf("LOCK.ACQUIRE = %v", err)
@@ -308,14 +325,7 @@ func TestUnmarkStallDoesNotDelayTheRelease(t *testing.T) {
 func TestStalledUnmarkFreesTheLockWhenTheLinkRecovers(t *testing.T) {
 	const key, owner = "um:recover", "a"
 	var hold atomic.Bool
-	hook := func(i int, args []string) []string {
-		keys, _, ok := ldScriptArgs(args)
-		if ok && i == 2 && len(keys) == 1 && keys[0] == quorum.MetaKey(key) && hold.CompareAndSwap(true, false) {
-			time.Sleep(1500 * time.Millisecond)
-		}
-		return nil
-	}
-	servers, r1, r2 := unmarkRig(t, hook, nil)
+	servers, r1, r2 := unmarkRig(t, stallUnmark(key, &hold))
 	ctx := t.Context()
 	servers[0].Kill()
 	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {
@@ -358,7 +368,7 @@ func TestPartitionedUnmarkIsSentUntilItHeals(t *testing.T) {
 		}
 		return nil
 	}
-	servers, r1, r2 := unmarkRig(t, hook, nil)
+	servers, r1, r2 := unmarkRig(t, hook)
 	ctx := t.Context()
 	servers[0].Kill()
 	if _, err := r1.Do(ctx, "LOCK.ACQUIRE", key, owner, 10000).Int64(); err != nil {

@@ -131,13 +131,9 @@
 // held" or fails (the lock lived on a minority, kept there by an extend
 // whose answer never came, and expired elsewhere) leaves its marks: the
 // lock expired unreleased, and its delay holds on every node that held it
-// (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). The
-// release waits for its unmarks at most a node timeout, and briefly once Q
-// nodes are free of the lock; in the background it unmarks the nodes whose
-// delete may have landed unseen, and sends a failed unmark again (persist)
-// while a mark may live. A mark that still escapes (its release's replica
-// died between the steps) lives out the lock's TTL and delay: liveness
-// only. A hash lock (Redisson's) is refused while a string lock's note is
+// (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). Lost
+// and late answers: release.go unmark, unmarkLate; a mark that escapes them
+// lives out the lock's TTL and delay (liveness only). A hash lock (Redisson's) is refused while a string lock's note is
 // there, as a SET NX is. A lead of 2 ms or less is no delay (the clock may
 // tick between two writes of one script): a delay is 0 or at least
 // MinLockDelay. A node that restarted empty lost its notes: the quarantine
