@@ -175,3 +175,39 @@ func TestReattachAgainstRedis(t *testing.T) {
 		t.Fatalf("a restored lock's note = %q; want its lease's round", note)
 	}
 }
+
+// TestReattachOrderAgainstRedis: a re-attach round moves a lock only from
+// a round of an order not above its own (reattach.lua): an acquire's round
+// (order 0) moves to any re-attach's, a later re-attach's stays when an
+// earlier one lands after it, and the later one still moves it.
+func TestReattachOrderAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	ctx := t.Context()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "ab.1@", Pad: 2 * time.Millisecond}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	reattach := func(round string) bool {
+		r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: 5 * time.Second, Pad: 2 * time.Millisecond, Round: round})
+		if r.Err != nil {
+			t.Fatalf("re-attach %s: %v", round, r.Err)
+		}
+		return r.OK
+	}
+	noted := func() string { r, _, _ := strings.Cut(s.Client().Get(ctx, quorum.MetaKey("k")).Val(), " "); return r }
+	for _, step := range []struct {
+		round string
+		moves bool
+		names string
+	}{
+		{"2097160^cd.1@", true, "2097160^cd.1@"},  // from the acquire's round
+		{"2097159^ef.1@", false, "2097160^cd.1@"}, // an earlier one landing late
+		{"2097161^ef.2@", true, "2097161^ef.2@"},  // a later one
+		{"3145729^ab.2@", true, "3145729^ab.2@"},  // the next generation
+		{"9^ab.3@", false, "3145729^ab.2@"},
+	} {
+		if got := reattach(step.round); got != step.moves || noted() != step.names {
+			t.Fatalf("re-attach %s = %v, note names %q; want %v, %q", step.round, got, noted(), step.moves, step.names)
+		}
+	}
+}

@@ -20,30 +20,34 @@ import (
 // 500 ms, lock-delay of native locks 5 s, unless mutate says otherwise.
 func hookedPair(t *testing.T, n int, hook mitmHook, mutate func(*config.Config)) (servers []*redistest.Server, h1, h2 *harness.Harness) {
 	servers = redistest.Start(t, n)
-	base := config.Default()
-	base.Listen = "127.0.0.1:0"
-	base.Quarantine = false
-	base.NodeTimeout, base.TimeoutFactor = 500*time.Millisecond, 0.5
-	base.NativeLockDelay = 5 * time.Second
+	return servers, replicaThrough(t, servers, hook, mutate), replicaThrough(t, servers, nil, mutate)
+}
+
+// replicaThrough starts a replica over servers, through mitm hooks on its
+// own links (hook; nil: direct), set up as hookedPair says; h.Addr is its
+// address.
+func replicaThrough(t *testing.T, servers []*redistest.Server, hook mitmHook, mutate func(*config.Config)) *harness.Harness {
+	cfg := config.Default()
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Quarantine = false
+	cfg.NodeTimeout, cfg.TimeoutFactor = 500*time.Millisecond, 0.5
+	cfg.NativeLockDelay = 5 * time.Second
 	if mutate != nil {
-		mutate(&base)
+		mutate(&cfg)
 	}
-	direct, hooked := base, base
-	direct.Backends, hooked.Backends = nil, nil
 	for i, s := range servers {
-		direct.Backends = append(direct.Backends, config.Backend{Addr: s.Addr})
-		hooked.Backends = append(hooked.Backends, config.Backend{Addr: mitm(t, i, s.Addr, hook)})
-	}
-	for _, c := range []*config.Config{&direct, &hooked} {
-		if err := c.Validate(); err != nil {
-			t.Fatal(err)
+		addr := s.Addr
+		if hook != nil {
+			addr = mitm(t, i, s.Addr, hook)
 		}
+		cfg.Backends = append(cfg.Backends, config.Backend{Addr: addr})
 	}
-	h1 = harness.Of(t, servers, hooked)
-	_, h1.Addr = h1.Serve()
-	h2 = harness.Of(t, servers, direct)
-	_, h2.Addr = h2.Serve()
-	return servers, h1, h2
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	h := harness.Of(t, servers, cfg)
+	_, h.Addr = h.Serve()
+	return h
 }
 
 // warmPair waits until both replicas grant, leaving every script loaded on

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -39,7 +40,26 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	leave := c.peer.watchHangup()
 	defer leave()
 	start := time.Now()
-	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl)
+	id := sessionKey{a.key, a.owner}
+	var hungUp error
+	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl, func(g quorum.Grant) {
+		// Booked here, before the next re-attach of this lock through this
+		// replica runs (its round moves the lock again): the last booking
+		// names the round the backends name.
+		if h := reattachHook.Load(); h != nil {
+			(*h)("moved")
+		}
+		if hungUp = c.peer.context().Err(); hungUp != nil {
+			return // hung up as the round ended: booked nowhere here (see above)
+		}
+		// The lock moves to this connection: a connection of the same
+		// owner that still has it booked (a live replica's) no longer
+		// renews it, nor releases it when it closes. Booked before the
+		// token is read: a holder that sees an error here and asks again
+		// re-attaches again; one that hangs up releases it.
+		s.unbook(a.key, a.owner)
+		c.bookSession(id, a.ttl, g)
+	})
 	s.track(c, kindExtend, start, g, err)
 	switch {
 	case errors.Is(err, quorum.ErrNotHeld):
@@ -50,19 +70,10 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	case err != nil:
 		c.writeErr(err)
 		return true
-	}
-	if err := c.peer.context().Err(); err != nil {
-		c.writeErr(err) // hung up as the round ended: booked nowhere here (see above)
+	case hungUp != nil:
+		c.writeErr(hungUp)
 		return true
 	}
-	// The lock moves to this connection: a connection of the same owner
-	// that still has it booked (a live replica's) no longer renews it, nor
-	// releases it when it closes. Booked before the token is read: a holder
-	// that sees an error here and asks again re-attaches again; one that
-	// hangs up releases it.
-	s.unbook(a.key, a.owner)
-	id := sessionKey{a.key, a.owner}
-	c.bookSession(id, a.ttl, g)
 	e, err := s.engine.TokenOf(c.ctx, a.key)
 	switch {
 	case err != nil:
@@ -82,6 +93,10 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	}
 	return true
 }
+
+// reattachHook, nil but in tests, is called once a re-attach's round moved
+// the lock ("moved"), before this connection books it.
+var reattachHook atomic.Pointer[func(stage string)]
 
 var errReattachUnsettled = respError("NOQUORUM the lock is held by this owner, but its holders do not note one token yet (its acquire may still be running); nothing moved: send LOCK.ACQUIRE again")
 

@@ -69,6 +69,14 @@
 // TestReview31ExtendedBoundLockKeepsItsWindow,
 // TestReview3xFailedExtendKeepsTheSession, TestReview37*).
 //
+// Re-attaches are ordered (reattachRound): a backend moves to no round of
+// an order below the one it names, and the re-attaches of one lock through
+// one engine run one at a time, each with its caller's booking. A holder's
+// racing re-attaches thus leave every backend naming the latest that
+// reached it, and that one booked, instead of backends split between rounds
+// no renewer reaches on a quorum (TestReattachBookingsFollowTheRounds,
+// TestConcurrentReattachesThroughTwoReplicasKeepTheLock).
+//
 // # Quarantine
 //
 // A node that restarted empty, or that was first seen younger than the

@@ -17,6 +17,9 @@ type Engine struct {
 	quorum int
 	opts   options
 	keys   keyLocks
+	// reattaching serialises re-attaches of one lock with their callers'
+	// bookings (Reattach).
+	reattaching keyLocks
 
 	allIdx        []int // 0..N-1
 	health        []*health

@@ -54,8 +54,8 @@ func (f *fakeNode) reattach(op Op) bool {
 	e := f.data[op.Key]
 	bound := strings.HasSuffix(e.round, BoundMark)
 	f.mu.Unlock()
-	if bound || (Entry{Note: e.note, Token: e.token}).noteToken() != op.IfEq {
-		return false // connection-bound, or another token than the settled one
+	if bound || (Entry{Note: e.note, Token: e.token}).noteToken() != op.IfEq || roundOrder(e.round) > roundOrder(op.Round) {
+		return false // connection-bound, another token than the settled one, or a later re-attach's
 	}
 	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}, false, true) {
 		return false

@@ -3,7 +3,9 @@ package quorum
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -27,13 +29,36 @@ import (
 // is the one the re-attach moved (both answer it), or the acquire fails:
 // never a lock whose holders keep two tokens, the larger on fewer than Q
 // (whose counters a later grant may not exceed).
-func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
+//
+// Re-attaches of one lock through one engine run one at a time, each with
+// its moved callback (nil: none): the caller books the grant there, before
+// the next re-attach reads the lock. Each round's landings on a node come
+// after the last one's (one ordered queue per node), so the last booking is
+// the round the nodes name; two re-attaches booking in the other order left
+// a booking whose renewals reached no node, and the lock expired while its
+// holder's connections were open.
+func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration, moved func(Grant)) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
+	unlock, err := e.reattaching.lock(ctx, key, value)
+	if err != nil {
+		return Grant{}, err
+	}
+	defer unlock()
+	g, err := e.reattach(ctx, key, value, ttl)
+	if err == nil && moved != nil {
+		moved(g)
+	}
+	return g, err
+}
+
+func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {
 	// A token fixed or made final between the read and the move (another
-	// re-attach's TokenOf, a grant's last raise) moves nothing: the lock is
-	// read again, up to three times, while its owner still holds it.
+	// re-attach's TokenOf, a grant's last raise), or a later re-attach
+	// through another replica, moves nothing: the lock is read again, up to
+	// three times, while its owner still holds it; then the owner is told
+	// to ask again (ErrTokenUnsettled), never that the lock is not held.
 	for try := 1; ; try++ {
 		v, _, err := e.readNoted(ctx, key)
 		switch {
@@ -41,11 +66,11 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 			return Grant{}, err
 		case !v.Found || v.Value != value || v.Type != TypeString:
 			return Grant{}, ErrNotHeld
-		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0:
+		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
 		}
-		g, err := e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.newRoundID() + SessionMark, IfEq: v.noteToken()}, ttl)
-		if try < 3 && errors.Is(err, ErrNotHeld) {
+		g, err := e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round), IfEq: v.noteToken()}, ttl)
+		if errors.Is(err, ErrNotHeld) {
 			continue
 		}
 		if err == nil && v.Note == NoteFenced {
@@ -53,6 +78,39 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 		}
 		return g, err
 	}
+}
+
+// orderBits is the random low part of a re-attach round's order.
+const orderBits = 20
+
+// reattachRound is a new re-attach round of a session lock whose holders
+// name round: "<order>^<id>@", its order one generation past round's (an
+// acquire's round is order 0), with a random low part (orderBits) that
+// tells apart two re-attaches of one generation (two replicas that read the
+// same round). reattach.lua moves a backend to no round of an order below
+// the one it names: when re-attaches race, each backend keeps the
+// latest that reached it, so the latest of them that succeeds holds every
+// backend it reached, and one whose round a later one overtook on a
+// backend lacks that backend's vote and reads again. (Two of one
+// generation drawing the same low part, one in a million, land as before
+// ordering: the last to land on each backend.)
+func (e *Engine) reattachRound(round string) string {
+	order := (roundOrder(round)>>orderBits+1)<<orderBits | uint64(1+rand.Uint32N(1<<orderBits-1))
+	return strconv.FormatUint(order, 10) + "^" + e.newRoundID() + SessionMark
+}
+
+// roundOrder is a round's order among its lock's re-attaches (0: not a
+// re-attach's).
+func roundOrder(round string) uint64 {
+	i := strings.IndexByte(round, '^')
+	if i <= 0 {
+		return 0
+	}
+	n, err := strconv.ParseUint(round[:i], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // noteToken is the token part of a lock's note as the backends keep it:

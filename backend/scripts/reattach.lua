@@ -12,6 +12,7 @@
 -- on (Engine.Reattach), final or (the engine read it final on other holders of the round)
 -- tentative: it moves as final (tokenpart.lua). A raise still on its way notes its token only
 -- beside its own round, so a holder that moves keeps the final token for good.
+-- Re-attach rounds are ordered: one moves no backend a later one moved.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
@@ -24,6 +25,15 @@ if note then
   pad, rest = tonumber(p) or 0, tent and " " .. tent or part
   if r and string.sub(r, -1) == "~" then
     return 0
+  end
+  -- Re-attach rounds are ordered ("<order>^<id>@", Engine.Reattach; an acquire's round is 0):
+  -- a backend moves only to a later one, so when two re-attaches of the lock race (through two
+  -- replicas) each backend ends naming the later of those that reached it, never two and two.
+  local function order(round)
+    return tonumber(string.match(round or "", "^(%d+)%^")) or 0
+  end
+  if r and order(r) > order(ARGV[4]) then
+    return 0 -- a later re-attach moved it: it stays that one's
   end
 end
 if rest ~= (ARGV[5] == "" and "" or " " .. ARGV[5]) then
