@@ -65,6 +65,15 @@ func (c *request) settle() {
 	if !lapsed {
 		return
 	}
+	if allMoved(grants) {
+		// Re-attaches: nothing to revoke (the lock was the owner's
+		// before), and the round moved it to this connection's booking,
+		// which keeps renewing it; only the token is not answered.
+		c.s.metrics.lapsed.Add(1)
+		c.wr.SetBuffer(c.wr.Buffer()[:c.mark])
+		c.writeErr(errReattachLapsed)
+		return
+	}
 	c.grantsMu.Lock()
 	for _, id := range c.sessions { // out of the book before the revoke: no renewal puts it back
 		c.s.sessions.drop(c.peer, id)
@@ -79,3 +88,16 @@ func (c *request) settle() {
 		"(%s after the command arrived, past its TTL less min_validity %s); rolled back",
 		now.Sub(c.arrived).Round(time.Millisecond), c.s.engine.MinValidity())))
 }
+
+// allMoved reports grants that are all re-attaches (quorum.Grant.Moved).
+func allMoved(grants []quorum.Grant) bool {
+	for _, g := range grants {
+		if !g.Moved() {
+			return false
+		}
+	}
+	return len(grants) > 0
+}
+
+var errReattachLapsed = respError("NOQUORUM re-attached to this connection, but the reply could not be written while the lock's window lasted; " +
+	"it stays with this connection: send LOCK.ACQUIRE again for its token")

@@ -34,13 +34,16 @@ import (
 // failed); false leaves the refusal to the caller.
 func (s *Server) reattach(c *request, a acquireArgs) bool {
 	// A client that hangs up before the answer may re-attach through
-	// another connection meanwhile: watched, its hang-up cancels this round
-	// (whose late landings then name a round nobody books), so this
-	// connection neither takes the lock over nor releases it at its close.
+	// another connection meanwhile: watched, its hang-up cancels this
+	// re-attach before its round is sent; once sent, the round runs to its
+	// verdict and this connection books nothing (it neither takes the lock
+	// over nor releases it at its close): the lock's other bookings here
+	// take the round over.
 	leave := c.peer.watchHangup()
 	defer leave()
 	start := time.Now()
 	id := sessionKey{a.key, a.owner}
+	defer s.sessions.move(id)()
 	var hungUp error
 	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl, func(g quorum.Grant) {
 		// Booked here, before the next re-attach of this lock through this
@@ -50,7 +53,13 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 			(*h)("moved")
 		}
 		if hungUp = c.peer.context().Err(); hungUp != nil {
-			return // hung up as the round ended: booked nowhere here (see above)
+			// Hung up as the round ended: booked nowhere here (see
+			// above). Its round moved the lock all the same (a cancel
+			// unsends nothing) and is the newest through this replica:
+			// the connections here that booked the lock before renew it
+			// by this round from now on, or nobody would.
+			s.sessions.adopt(a.key, a.owner, g.Round)
+			return
 		}
 		// The lock moves to this connection: a connection of the same
 		// owner that still has it booked (a live replica's) no longer

@@ -60,9 +60,10 @@ type sessions struct {
 	renewals, renewed, lost, released atomic.Int64
 	left                              atomic.Int64 // left to their TTL by a graceful shutdown
 
-	lossLog lossLog        // rate-limits the lost-lock warnings
-	pending map[peer]int   // session acquires under way, per connection (sessionlimits.go)
-	perUser map[string]int // booked and pending session locks per user
+	lossLog lossLog            // rate-limits the lost-lock warnings
+	pending map[peer]int       // session acquires under way, per connection (sessionlimits.go)
+	perUser map[string]int     // booked and pending session locks per user
+	moving  map[sessionKey]int // re-attaches under way through this replica (proxy/reattach.go)
 }
 
 // minSessionTTL is the shortest TTL a session lock may have: the renewer
@@ -261,6 +262,10 @@ func (ss *sessions) renewDue(ctx context.Context) {
 		case err == nil:
 			l.until = now.Add(l.ttl)
 			ss.renewed.Add(1)
+		case errors.Is(err, quorum.ErrNotHeld) && (ss.moving[l.id] > 0 || l.round != leases[i].Round):
+			// A re-attach through this replica is moving the lock (or
+			// moved it, and this booking took its round over: adopt):
+			// the next tick tells.
 		case errors.Is(err, quorum.ErrNotHeld):
 			ss.dropLocked(l)
 			ss.lose(l, err)
@@ -296,7 +301,40 @@ func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
 	return attrs
 }
 
-// count is how many session locks the server renews now.
+// adopt moves every booking of (key, owner), on any connection, to round:
+// a re-attach whose connection hung up moved the lock there and booked
+// nothing (proxy/reattach.go).
+func (ss *sessions) adopt(key, owner, round string) {
+	id := sessionKey{key, owner}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, mine := range ss.book {
+		if l := mine[id]; l != nil {
+			l.round = round
+		}
+	}
+}
+
+// move counts a re-attach of id under way through this replica; the
+// returned func ends it. While one is, a renewal that finds the lock not
+// held by its booking's round keeps the booking: the re-attach may hand
+// its round over (adopt), or unbook it.
+func (ss *sessions) move(id sessionKey) func() {
+	ss.mu.Lock()
+	if ss.moving == nil {
+		ss.moving = map[sessionKey]int{}
+	}
+	ss.moving[id]++
+	ss.mu.Unlock()
+	return func() {
+		ss.mu.Lock()
+		if ss.moving[id]--; ss.moving[id] == 0 {
+			delete(ss.moving, id)
+		}
+		ss.mu.Unlock()
+	}
+}
+
 // roundOf is the round p booked its session lock id with, if it did.
 func (ss *sessions) roundOf(p peer, id sessionKey) (string, bool) {
 	ss.mu.Lock()
@@ -325,6 +363,7 @@ func (ss *sessions) holds(p peer) bool {
 	return len(ss.book[p]) > 0
 }
 
+// count is how many session locks the server renews now.
 func (ss *sessions) count() int {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()

@@ -64,12 +64,23 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 		switch {
 		case err != nil:
 			return Grant{}, err
-		case !v.Found || v.Value != value || v.Type != TypeString:
-			return Grant{}, ErrNotHeld
+		case !v.Found || v.Value != value || v.Type != TypeString || v.Bound():
+			return Grant{}, ErrNotHeld // a connection-bound lock is not made a session's (reattach.lua)
 		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
 		}
-		g, err := e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round), IfEq: v.noteToken()}, ttl)
+		// A re-attach cannot be undone: one sent with too little of its
+		// window left to outlast its own round would move the lock and
+		// then fail (validity spent), leaving it booked nowhere. Sent only
+		// while the window outlasts the round's longest wait.
+		if spent := time.Since(arrival(ctx)); ttl-spent <= e.lockTimeout(ttl)+e.opts.MinValidity {
+			return Grant{}, &RoundError{Op: RoundExtend, Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: spent}
+		}
+		// Once sent, a re-attach runs to its verdict whatever becomes of
+		// its caller: a cancel unsends nothing, and moved must know
+		// whether the lock moved (a caller that hung up hands the round to
+		// the lock's other bookings, proxy/reattach.go).
+		g, err := e.extend(context.WithoutCancel(ctx), Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round), IfEq: v.noteToken()}, ttl)
 		if errors.Is(err, ErrNotHeld) {
 			continue
 		}
@@ -98,6 +109,10 @@ func (e *Engine) reattachRound(round string) string {
 	order := (roundOrder(round)>>orderBits+1)<<orderBits | uint64(1+rand.Uint32N(1<<orderBits-1))
 	return strconv.FormatUint(order, 10) + "^" + e.newRoundID() + SessionMark
 }
+
+// Moved reports a re-attach's grant (Reattach): it moved a lock its owner
+// held, and cannot be revoked.
+func (g Grant) Moved() bool { return roundOrder(g.Round) > 0 }
 
 // roundOrder is a round's order among its lock's re-attaches (0: not a
 // re-attach's).
