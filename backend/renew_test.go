@@ -177,9 +177,10 @@ func TestReattachAgainstRedis(t *testing.T) {
 }
 
 // TestReattachOrderAgainstRedis: a re-attach round moves a lock only from
-// a round of an order not above its own (reattach.lua): an acquire's round
-// (order 0) moves to any re-attach's, a later re-attach's stays when an
-// earlier one lands after it, and the later one still moves it.
+// a round of an order not above its own (reattach.lua; generation, send
+// time, random part): an acquire's round moves to any re-attach's, a later
+// re-attach's stays when an earlier one lands after it, and a later
+// generation wins whatever its send time.
 func TestReattachOrderAgainstRedis(t *testing.T) {
 	s := redistest.Start(t, 1)[0]
 	n := newNode(t, s)
@@ -200,11 +201,12 @@ func TestReattachOrderAgainstRedis(t *testing.T) {
 		moves bool
 		names string
 	}{
-		{"2097160^cd.1@", true, "2097160^cd.1@"},  // from the acquire's round
-		{"2097159^ef.1@", false, "2097160^cd.1@"}, // an earlier one landing late
-		{"2097161^ef.2@", true, "2097161^ef.2@"},  // a later one
-		{"3145729^ab.2@", true, "3145729^ab.2@"},  // the next generation
-		{"9^ab.3@", false, "3145729^ab.2@"},
+		{"1.1000.5^cd.1@", true, "1.1000.5^cd.1@"},  // from the acquire's round
+		{"1.999.9^ef.1@", false, "1.1000.5^cd.1@"},  // one of the same generation sent before, landing late
+		{"1.1000.4^ef.1@", false, "1.1000.5^cd.1@"}, // sent in the same ms, a smaller random part
+		{"1.1000.6^ef.2@", true, "1.1000.6^ef.2@"},
+		{"2.900.1^ab.2@", true, "2.900.1^ab.2@"}, // the next generation, whatever its clock
+		{"1.5000.9^ab.3@", false, "2.900.1^ab.2@"},
 	} {
 		if got := reattach(step.round); got != step.moves || noted() != step.names {
 			t.Fatalf("re-attach %s = %v, note names %q; want %v, %q", step.round, got, noted(), step.moves, step.names)

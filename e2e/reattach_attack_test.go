@@ -1,7 +1,8 @@
 package e2e
 
-// Findings of helper-65, an adversarial review of 8fc6d5d (re-attaches
-// ordered): each test failed on 8fc6d5d.
+// Findings of helper-65 and helper-66, adversarial reviews of 8fc6d5d
+// (re-attaches ordered) and 0abb9d4: each test failed on the commit its
+// reviewer attacked.
 
 import (
 	"errors"
@@ -330,5 +331,82 @@ func TestThreeReplicasRandomReattachDelays(t *testing.T) {
 			}
 		}
 		t.Logf("trial %d: answers %v %v", trial, got, errs)
+	}
+}
+
+// reattachHoldPrefix is reattachHold for every key starting with prefix.
+func reattachHoldPrefix(prefix string, armed *atomic.Bool, d time.Duration) mitmHook {
+	return func(i int, args []string) []string {
+		keys, argv, ok := ldScriptArgs(args)
+		if ok && armed.Load() && len(keys) == 2 && strings.HasPrefix(keys[0], prefix) && len(argv) == 5 && strings.HasSuffix(argv[3], "@") {
+			time.Sleep(d)
+		}
+		return nil
+	}
+}
+
+// TestAbandonedReattachOverridesTheAnsweredOne: connection X on replica R1
+// holds a session lock. The client re-attaches it on connection Y of R1
+// (links 300 ms slow, node_timeout 1 s: no fault) and hangs Y up; it then
+// re-attaches on connection Z of replica R2, which answers the lock's token
+// and books it. Y's round, sent before the hang-up, lands after Z's.
+// Both read the acquire's round, so both are of order 1 with a random low
+// part: about half the time Y's is the larger, reattach.lua moves every
+// backend to Y's round, and Z's booking reaches nothing. On 0abb9d4 the
+// hung-up Y hands its round to X's booking (adopt): X, which the client
+// leaves since it moved the lock to Z, releases it at its close. On
+// 8fc6d5d nobody renews Y's round: the lock expires. Either way another
+// owner takes the lock while Z, told it holds it, is open (helper-66; it
+// failed 4 of 4 on 0abb9d4). Re-attaches of one generation are now ordered
+// by their send time: Y's late round moves no backend Z's holds.
+func TestAbandonedReattachOverridesTheAnsweredOne(t *testing.T) {
+	const prefix, ttl = "attack:abandon:", 1500
+	servers := redistest.Start(t, 3)
+	var armed atomic.Bool
+	mut := func(c *config.Config) {
+		c.NodeTimeout, c.NativeLockDelay, c.SessionTick = time.Second, 0, 250*time.Millisecond
+	}
+	h1 := replicaThrough(t, servers, reattachHoldPrefix(prefix, &armed, 300*time.Millisecond), mut)
+	h2 := replicaThrough(t, servers, nil, mut)
+	ctx := t.Context()
+	warmPair(t, h1.Client(), h2.Client())
+	for trial := range 6 {
+		key := prefix + strconv.Itoa(trial)
+		x := redis.NewClient(&redis.Options{Addr: h1.Addr, PoolSize: 1, MaxRetries: -1})
+		token, err := x.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		y := redis.NewClient(&redis.Options{Addr: h1.Addr, PoolSize: 1, MaxRetries: -1, ReadTimeout: 100 * time.Millisecond})
+		_ = y.Ping(ctx).Err()
+		z := redis.NewClient(&redis.Options{Addr: h2.Addr, PoolSize: 1, MaxRetries: -1})
+		defer z.Close()
+		_ = z.Ping(ctx).Err()
+		armed.Store(true)
+		_, yerr := y.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64() // times out: go-redis closes the conn
+		_ = y.Close()
+		ztok, zerr := z.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
+		if zerr != nil || ztok != token {
+			t.Logf("trial %d: Z answered %d, %v (token %d): skipped", trial, ztok, zerr, token)
+			_ = x.Close()
+			continue
+		}
+		time.Sleep(500 * time.Millisecond) // Y's round lands
+		armed.Store(false)
+		notes := review38Notes(h1, key)
+		_ = x.Close() // the lock moved to Z: the client leaves X
+		thief := redis.NewClient(&redis.Options{Addr: h2.Addr, MaxRetries: -1})
+		defer thief.Close()
+		for end := time.Now().Add(2 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+			tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
+			if err == nil {
+				t.Fatalf("trial %d: another owner got token %d while Z (answered token %d after Y hung up (%v), open, no fault) holds the lock; notes after Y landed %q; Z's LOCK.TOKEN now %v",
+					trial, tok, ztok, yerr, notes, z.Do(ctx, "LOCK.TOKEN", key).Val())
+			}
+			if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
+				t.Fatalf("thief: %v", err)
+			}
+		}
+		t.Logf("trial %d held; notes after Y landed %q", trial, notes)
 	}
 }

@@ -262,7 +262,14 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 	if err != nil {
 		return nil, err
 	}
-	if spent := time.Since(start); ttl-spent <= e.opts.MinValidity {
+	need := e.opts.MinValidity
+	if op.Kind == OpReattach {
+		// A re-attach cannot be undone: one that moved the lock and was
+		// then judged validity-spent would leave it booked nowhere. Sent
+		// only while the window outlasts the round's longest wait.
+		need += e.lockTimeout(ttl)
+	}
+	if spent := time.Since(start); ttl-spent <= need {
 		// Queued past the caller's window: send nothing (an extend sent now
 		// could shorten a lock while its reply says it failed).
 		unlock()

@@ -54,7 +54,7 @@ func (f *fakeNode) reattach(op Op) bool {
 	e := f.data[op.Key]
 	bound := strings.HasSuffix(e.round, BoundMark)
 	f.mu.Unlock()
-	if bound || (Entry{Note: e.note, Token: e.token}).noteToken() != op.IfEq || roundOrder(e.round) > roundOrder(op.Round) {
+	if bound || (Entry{Note: e.note, Token: e.token}).noteToken() != op.IfEq || roundOrder(op.Round).before(roundOrder(e.round)) {
 		return false // connection-bound, another token than the settled one, or a later re-attach's
 	}
 	if !f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad}, false, true) {

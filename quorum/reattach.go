@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,13 +70,6 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
 		}
-		// A re-attach cannot be undone: one sent with too little of its
-		// window left to outlast its own round would move the lock and
-		// then fail (validity spent), leaving it booked nowhere. Sent only
-		// while the window outlasts the round's longest wait.
-		if spent := time.Since(arrival(ctx)); ttl-spent <= e.lockTimeout(ttl)+e.opts.MinValidity {
-			return Grant{}, &RoundError{Op: RoundExtend, Reason: ErrValiditySpent, Nodes: len(e.nodes), Quorum: e.quorum, Spent: spent}
-		}
 		// Once sent, a re-attach runs to its verdict whatever becomes of
 		// its caller: a cancel unsends nothing, and moved must know
 		// whether the lock moved (a caller that hung up hands the round to
@@ -91,41 +85,57 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 	}
 }
 
-// orderBits is the random low part of a re-attach round's order.
-const orderBits = 20
-
 // reattachRound is a new re-attach round of a session lock whose holders
-// name round: "<order>^<id>@", its order one generation past round's (an
-// acquire's round is order 0), with a random low part (orderBits) that
-// tells apart two re-attaches of one generation (two replicas that read the
-// same round). reattach.lua moves a backend to no round of an order below
-// the one it names: when re-attaches race, each backend keeps the
-// latest that reached it, so the latest of them that succeeds holds every
-// backend it reached, and one whose round a later one overtook on a
-// backend lacks that backend's vote and reads again. (Two of one
-// generation drawing the same low part, one in a million, land as before
-// ordering: the last to land on each backend.)
+// name round: "<order>^<id>@", its order (generation, send time, random
+// part) one generation past round's (an acquire's round is order 0).
+// reattach.lua moves a backend to no round of an order below the one it
+// names: when re-attaches race, each backend keeps the latest that reached
+// it, so the latest of them that succeeds holds every backend it reached,
+// and one whose round a later one overtook on a backend lacks that
+// backend's vote and reads again. Of two re-attaches of one generation (two
+// connections that read the same round), the one sent later wins: a client
+// that gave up on a re-attach (hung up while its round was on its way) and
+// re-attached through another replica keeps the lock it was answered, the
+// abandoned round moving no backend the answered one holds when it lands
+// late. (Two sent within the replicas' clock skew of each other are
+// ordered by the random part.)
 func (e *Engine) reattachRound(round string) string {
-	order := (roundOrder(round)>>orderBits+1)<<orderBits | uint64(1+rand.Uint32N(1<<orderBits-1))
-	return strconv.FormatUint(order, 10) + "^" + e.newRoundID() + SessionMark
+	prev := roundOrder(round)
+	o := order{prev[0] + 1, uint64(max(time.Now().UnixMilli(), 0)), uint64(1 + rand.Uint32N(1<<20-1))}
+	return strconv.FormatUint(o[0], 10) + "." + strconv.FormatUint(o[1], 10) + "." + strconv.FormatUint(o[2], 10) + "^" + e.newRoundID() + SessionMark
 }
+
+// order is a re-attach round's place among its lock's re-attaches:
+// generation, send time (Unix ms), random part; compared in that order.
+type order [3]uint64
+
+// before reports o ordered below p.
+func (o order) before(p order) bool { return slices.Compare(o[:], p[:]) < 0 }
 
 // Moved reports a re-attach's grant (Reattach): it moved a lock its owner
 // held, and cannot be revoked.
-func (g Grant) Moved() bool { return roundOrder(g.Round) > 0 }
+func (g Grant) Moved() bool { return roundOrder(g.Round)[0] > 0 }
 
-// roundOrder is a round's order among its lock's re-attaches (0: not a
+// roundOrder is a round's order among its lock's re-attaches (zero: not a
 // re-attach's).
-func roundOrder(round string) uint64 {
-	i := strings.IndexByte(round, '^')
-	if i <= 0 {
-		return 0
+func roundOrder(round string) order {
+	head, _, ok := strings.Cut(round, "^")
+	if !ok {
+		return order{}
 	}
-	n, err := strconv.ParseUint(round[:i], 10, 64)
-	if err != nil {
-		return 0
+	parts := strings.Split(head, ".")
+	if len(parts) != len(order{}) {
+		return order{}
 	}
-	return n
+	var o order
+	for i, part := range parts {
+		n, err := strconv.ParseUint(part, 10, 64)
+		if err != nil {
+			return order{}
+		}
+		o[i] = n
+	}
+	return o
 }
 
 // noteToken is the token part of a lock's note as the backends keep it:

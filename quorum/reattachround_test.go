@@ -3,34 +3,33 @@ package quorum
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
-// A re-attach round is one generation past the round it moves from, its
-// low part random and never zero, so an acquire's round (order 0) and every
-// earlier generation's are below it, and two re-attaches of one generation
-// are ordered by their low parts.
+// A re-attach round is one generation past the round it moves from, then
+// ordered by its send time and a random part, so an acquire's round (order
+// zero) and every earlier generation's are below it, and of two re-attaches
+// of one generation the later sent is the larger.
 func TestReattachRoundOrder(t *testing.T) {
 	e := &Engine{roundPrefix: "ab"}
-	seen := map[uint64]bool{}
 	prev := "ab.1@"
-	for gen := uint64(1); gen <= 50; gen++ {
+	for gen := uint64(1); gen <= 5; gen++ {
 		r := e.reattachRound(prev)
 		o := roundOrder(r)
-		if o>>orderBits != gen || o&(1<<orderBits-1) == 0 || !strings.HasSuffix(r, SessionMark) {
-			t.Fatalf("re-attach round after %q = %q (order %d); want generation %d, a non-zero low part, the session mark", prev, r, o, gen)
+		if o[0] != gen || o[2] == 0 || !strings.HasSuffix(r, SessionMark) || !roundOrder(prev).before(o) {
+			t.Fatalf("re-attach round after %q = %q (order %v); want generation %d, a random part, the session mark, above %v", prev, r, o, gen, roundOrder(prev))
 		}
-		if o <= roundOrder(prev) {
-			t.Fatalf("round %q (order %d) not after %q (order %d)", r, o, prev, roundOrder(prev))
-		}
-		seen[o&(1<<orderBits-1)] = true
 		prev = r
 	}
-	if len(seen) < 40 {
-		t.Fatalf("low parts drew %d distinct values of 50", len(seen))
+	same := e.reattachRound(prev)
+	time.Sleep(2 * time.Millisecond)
+	later := e.reattachRound(prev)
+	if !roundOrder(same).before(roundOrder(later)) || !(Grant{Round: later}).Moved() || (Grant{Round: "ab.1@"}).Moved() {
+		t.Fatalf("of one generation, %q sent first is not below %q", same, later)
 	}
-	for _, r := range []string{"", "ab.1@", "^x@", "x^ab@", "18446744073709551616^a@"} {
-		if o := roundOrder(r); o != 0 {
-			t.Fatalf("roundOrder(%q) = %d; want 0", r, o)
+	for _, r := range []string{"", "ab.1@", "^x@", "1.2^ab@", "x.1.1^ab@", "1.2.3.4^ab@", "18446744073709551616.1.1^a@"} {
+		if o := roundOrder(r); o != (order{}) {
+			t.Fatalf("roundOrder(%q) = %v; want zero", r, o)
 		}
 	}
 }
