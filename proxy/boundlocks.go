@@ -103,7 +103,12 @@ func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (q
 // release may come on another connection than the acquire (a client's
 // connection pool), and a renewal after the release would set the lock
 // again where it is gone. A force release (DEL) unbooks every owner's.
-func (s *Server) unbook(key, owner string) {
+func (s *Server) unbook(key, owner string) { s.unbookBefore(key, owner, nil, "") }
+
+// unbookBefore is unbook of owner's bookings of key made with a round
+// before round (any, when round is ""), except connection keep's: a
+// re-attach through keep moved the lock to round.
+func (s *Server) unbookBefore(key, owner string, keep peer, round string) {
 	type booked struct {
 		p  peer
 		id sessionKey
@@ -113,7 +118,7 @@ func (s *Server) unbook(key, owner string) {
 	var found []booked
 	for p, mine := range ss.book {
 		if owner != "" { // one lookup per connection
-			if id := (sessionKey{key, owner}); mine[id] != nil {
+			if id := (sessionKey{key, owner}); mine[id] != nil && p != keep && (round == "" || quorum.RoundBefore(mine[id].round, round)) {
 				found = append(found, booked{p, id})
 			}
 			continue

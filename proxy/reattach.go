@@ -61,12 +61,10 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 			s.sessions.adopt(a.key, a.owner, g.Round)
 			return
 		}
-		// The lock moves to this connection: a connection of the same
-		// owner that still has it booked (a live replica's) no longer
-		// renews it, nor releases it when it closes. Booked before the
-		// token is read: a holder that sees an error here and asks again
-		// re-attaches again; one that hangs up releases it.
-		s.unbook(a.key, a.owner)
+		// The lock moves to this connection. The connections that booked
+		// it before keep their bookings until the answer (below): a
+		// client that hangs up while the token is read gets the lock back
+		// where it had it.
 		c.bookSession(id, a.ttl, g)
 	})
 	s.track(c, kindExtend, start, g, err)
@@ -84,6 +82,20 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		return true
 	}
 	e, err := s.engine.TokenOf(c.ctx, a.key)
+	if hungUp = c.peer.context().Err(); hungUp != nil {
+		// Hung up before the answer: as above, this connection keeps
+		// nothing (its close releases nothing), and the connections here
+		// that booked the lock before renew it by this round.
+		s.sessions.drop(c.peer, id)
+		s.sessions.adopt(a.key, a.owner, g.Round)
+		c.writeErr(hungUp)
+		return true
+	}
+	// Answered from here on: a connection of the same owner that still
+	// has the lock booked with an earlier round (here; a live replica's
+	// renewals no longer reach it) neither renews it nor releases it at
+	// its close.
+	s.unbookBefore(a.key, a.owner, c.peer, g.Round)
 	switch {
 	case err != nil:
 		c.writeErr(err)

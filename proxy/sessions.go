@@ -301,15 +301,16 @@ func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
 	return attrs
 }
 
-// adopt moves every booking of (key, owner), on any connection, to round:
-// a re-attach whose connection hung up moved the lock there and booked
-// nothing (proxy/reattach.go).
+// adopt moves every booking of (key, owner) made with an earlier round,
+// on any connection, to round: a re-attach whose connection hung up moved
+// the lock there and booked nothing (proxy/reattach.go). A booking of a
+// later re-attach keeps its own.
 func (ss *sessions) adopt(key, owner, round string) {
 	id := sessionKey{key, owner}
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	for _, mine := range ss.book {
-		if l := mine[id]; l != nil {
+		if l := mine[id]; l != nil && quorum.RoundBefore(l.round, round) {
 			l.round = round
 		}
 	}

@@ -69,7 +69,7 @@
 // TestReview31ExtendedBoundLockKeepsItsWindow,
 // TestReview3xFailedExtendKeepsTheSession, TestReview37*).
 //
-// Re-attaches are ordered (reattachRound: generation, send time, random
+// Re-attaches are ordered (reattachRound: generation, arrival time, random
 // part): a backend moves to no round of an order below the one it names,
 // and the re-attaches of one lock through one engine run one at a time,
 // each with its caller's booking. A holder's racing re-attaches thus leave
@@ -78,7 +78,8 @@
 // one its client gave up on, landing late, does not take the lock from the
 // one it then made (TestReattachBookingsFollowTheRounds,
 // TestConcurrentReattachesThroughTwoReplicasKeepTheLock,
-// TestAbandonedReattachOverridesTheAnsweredOne). A re-attach cannot be
+// TestAbandonedReattachOverridesTheAnsweredOne,
+// TestReattachHungUpDuringItsReadOverridesTheAnsweredOne). A re-attach cannot be
 // undone, so it is sent only while its caller's window outlasts its round.
 //
 // # Quarantine

@@ -70,11 +70,14 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
 		}
+		if err := ctx.Err(); err != nil {
+			return Grant{}, err // hung up while the lock was read: nothing sent
+		}
 		// Once sent, a re-attach runs to its verdict whatever becomes of
 		// its caller: a cancel unsends nothing, and moved must know
 		// whether the lock moved (a caller that hung up hands the round to
 		// the lock's other bookings, proxy/reattach.go).
-		g, err := e.extend(context.WithoutCancel(ctx), Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round), IfEq: v.noteToken()}, ttl)
+		g, err := e.extend(context.WithoutCancel(ctx), Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round, arrival(ctx)), IfEq: v.noteToken()}, ttl)
 		if errors.Is(err, ErrNotHeld) {
 			continue
 		}
@@ -86,24 +89,31 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 }
 
 // reattachRound is a new re-attach round of a session lock whose holders
-// name round: "<order>^<id>@", its order (generation, send time, random
-// part) one generation past round's (an acquire's round is order 0).
-// reattach.lua moves a backend to no round of an order below the one it
-// names: when re-attaches race, each backend keeps the latest that reached
-// it, so the latest of them that succeeds holds every backend it reached,
-// and one whose round a later one overtook on a backend lacks that
-// backend's vote and reads again. Of two re-attaches of one generation (two
-// connections that read the same round), the one sent later wins: a client
-// that gave up on a re-attach (hung up while its round was on its way) and
-// re-attached through another replica keeps the lock it was answered, the
-// abandoned round moving no backend the answered one holds when it lands
-// late. (Two sent within the replicas' clock skew of each other are
-// ordered by the random part.)
-func (e *Engine) reattachRound(round string) string {
+// name round, for a request that arrived at: "<order>^<id>@", its order
+// (generation, arrival time, random part) one generation past round's (an
+// acquire's round is order 0). reattach.lua moves a backend to no round of
+// an order below the one it names: when re-attaches race, each backend
+// keeps the latest that reached it, so the latest of them that succeeds
+// holds every backend it reached, and one whose round a later one overtook
+// on a backend lacks that backend's vote and reads again. Of two
+// re-attaches of one generation (two connections that read the same
+// round), the one whose request arrived later wins: a client that gave up
+// on a re-attach (hung up while its read or its round was on its way, or
+// its replica paused) and re-attached through another replica keeps the
+// lock it was answered, the abandoned round moving no backend the answered
+// one holds when it lands late; stamped with the arrival, not the send, a
+// slow read or a pause cannot make the abandoned one the later. (Two that
+// arrived within the replicas' clock skew of each other are ordered by the
+// random part.)
+func (e *Engine) reattachRound(round string, at time.Time) string {
 	prev := roundOrder(round)
-	o := order{prev[0] + 1, uint64(max(time.Now().UnixMilli(), 0)), uint64(1 + rand.Uint32N(1<<20-1))}
+	o := order{prev[0] + 1, uint64(max(at.UnixMilli(), 0)), uint64(1 + rand.Uint32N(1<<20-1))}
 	return strconv.FormatUint(o[0], 10) + "." + strconv.FormatUint(o[1], 10) + "." + strconv.FormatUint(o[2], 10) + "^" + e.newRoundID() + SessionMark
 }
+
+// RoundBefore reports round a ordered below b among one lock's rounds: an
+// acquire's below every re-attach's, re-attaches by their order.
+func RoundBefore(a, b string) bool { return roundOrder(a).before(roundOrder(b)) }
 
 // order is a re-attach round's place among its lock's re-attaches:
 // generation, send time (Unix ms), random part; compared in that order.
