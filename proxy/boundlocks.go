@@ -105,9 +105,11 @@ func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (q
 // again where it is gone. A force release (DEL) unbooks every owner's.
 func (s *Server) unbook(key, owner string) { s.unbookBefore(key, owner, nil, "") }
 
-// unbookBefore is unbook of owner's bookings of key made with a round
-// before round (any, when round is ""), except connection keep's: a
-// re-attach through keep moved the lock to round.
+// unbookBefore is unbook of owner's bookings of key made with a round not
+// after round (any, when round is ""), except connection keep's: a
+// re-attach through keep moved the lock to round. When a re-attach that
+// hung up handed keep's booking a later round (adopt), it handed it to the
+// others too: those go as well.
 func (s *Server) unbookBefore(key, owner string, keep peer, round string) {
 	type booked struct {
 		p  peer
@@ -115,10 +117,13 @@ func (s *Server) unbookBefore(key, owner string, keep peer, round string) {
 	}
 	ss := &s.sessions
 	ss.mu.Lock()
+	if l := ss.book[keep][sessionKey{key, owner}]; round != "" && l != nil && quorum.RoundBefore(round, l.round) {
+		round = l.round
+	}
 	var found []booked
 	for p, mine := range ss.book {
 		if owner != "" { // one lookup per connection
-			if id := (sessionKey{key, owner}); mine[id] != nil && p != keep && (round == "" || quorum.RoundBefore(mine[id].round, round)) {
+			if id := (sessionKey{key, owner}); mine[id] != nil && p != keep && (round == "" || !quorum.RoundBefore(round, mine[id].round)) {
 				found = append(found, booked{p, id})
 			}
 			continue

@@ -23,6 +23,15 @@ import (
 // holders reconnect to another replica and re-attach them there, so a
 // rolling upgrade behind a load balancer loses no lock.
 //
+// Not yet closed (proxy/openfindings_reattach_test.go, tag openfindings):
+// a re-attach whose client hangs up after the token read but before the
+// reply reaches it (a pipeline neighbour holds the reply) still moves the
+// lock to a connection that releases it at its close; one through another
+// replica than the lock's booking, hung up before its answer, moves the lock
+// where no renewer follows. Both leave the holder's first connection without
+// its lock, with no fault. The planned fix undoes the move (the note set
+// back to the round the re-attach read) when the reply was not delivered.
+//
 // Nothing is granted that the owner did not hold: the extend round succeeds
 // only where a quorum holds key with owner's value, exactly as LOCK.EXTEND's
 // (owner is the capability either way). A lock that expired meanwhile and

@@ -1,0 +1,176 @@
+//go:build openfindings
+
+package proxy
+
+// Open findings of helper-68 (go test -tags openfindings -run
+// 'TestReattachHungUp|TestPipelinedReattach' ./proxy): a re-attach its
+// client never saw answered (a pipeline neighbour held the reply; or it
+// went through another replica than the lock's booking) still moves the
+// lock for good. Fix planned: undo the move (a compare-and-set of the
+// note back to the round the re-attach read) when the client hangs up
+// before the reply is flushed.
+
+import (
+	"errors"
+	"log/slog"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/backend"
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// helper-68: connection X holds a session lock. The client re-attaches it
+// on Y in a pipeline behind which another command blocks (LOCK.ACQUIRE of
+// another key, held by someone else, WAIT 1500): the re-attach runs at once,
+// books Y and unbooks X (unbookBefore: "answered from here on"), but its
+// reply goes out only with the pipeline's, after the WAIT. The client gives
+// up after 300 ms and hangs Y up, never having seen the answer: Y's close
+// releases the lock (its round is the backends'), while X, told it holds
+// it and never told otherwise, is open; another owner takes it. (Hung up
+// before the token read ended, the lock goes back to X: 9ea287d.)
+func TestPipelinedReattachHungUpBeforeItsReplyReleasesTheHoldersLock(t *testing.T) {
+	const ttl = 3000 // ms
+	var nodes []quorum.Node
+	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
+		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
+	}
+	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
+	dial := func(rt time.Duration) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, PoolSize: 1, ReadTimeout: rt})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	ctx := t.Context()
+	x, other, thief := dial(20*time.Second), dial(20*time.Second), dial(20*time.Second)
+	var token int64
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if token, err = x.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err)
+		}
+	}
+	if _, err := other.Do(ctx, "LOCK.ACQUIRE", "k2", "someone", 10000).Int64(); err != nil {
+		t.Fatal(err)
+	}
+	y := dial(300 * time.Millisecond)
+	_ = y.Ping(ctx).Err()
+	p := y.Pipeline()
+	re := p.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION")
+	p.Do(ctx, "LOCK.ACQUIRE", "k2", "o2", 3000, "WAIT", 1500)
+	_, perr := p.Exec(ctx) // times out client-side: go-redis closes the conn
+	_ = y.Close()
+	for end := time.Now().Add(2 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", "k", "thief", 1000).Int64()
+		if err == nil {
+			t.Fatalf("another owner got token %d while X (told token %d, open, no fault) holds the lock; Y's pipelined re-attach, never answered (%v / %v), released it at Y's close",
+				tok, token, re.Err(), perr)
+		}
+		if !errors.Is(err, redis.Nil) {
+			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
+		}
+	}
+}
+
+// helper-68: X holds a session lock through replica A. The client
+// re-attaches it through replica B on Y; Y's round moves the lock (the
+// backends name Y's round), then its token read is slow (500 ms, node
+// timeout 2 s: no fault) and the client gives Y up (hangs up at 150 ms).
+// B books nothing and hands the round to "the lock's other bookings" on B:
+// there are none; X's booking is on A, names the old round, and A's
+// renewals find the lock not held by it and drop it. Nobody renews the
+// lock; it expires while X, told it holds it and never told otherwise, is
+// open, and another owner takes it.
+func TestReattachHungUpThroughAnotherReplicaLosesTheHoldersLock(t *testing.T) {
+	const ttl = 1500 // ms
+	addrs := redistest.Addrs(redistest.Start(t, 3))
+	var delay atomic.Int32
+	seen := make(chan struct{}, 16)
+	serve := func(slow bool) string {
+		var nodes []quorum.Node
+		for _, a := range addrs {
+			var n quorum.Node = backend.NewNode(&redis.Options{Addr: a})
+			if slow {
+				n = slowReads{Node: n, key: "k", delay: &delay, d: 500 * time.Millisecond, seen: seen}
+			}
+			nodes = append(nodes, n)
+		}
+		e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithNodeTimeout(2*time.Second), quorum.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { _ = s.Serve(ln) }()
+		t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
+		return ln.Addr().String()
+	}
+	hook := func(stage string) {
+		if stage == "moved" {
+			delay.Store(3) // the token read that follows is slow
+		}
+	}
+	reattachHook.Store(&hook)
+	t.Cleanup(func() { reattachHook.Store(nil) })
+	a, b := serve(false), serve(true)
+	dial := func(addr string, rt time.Duration) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: rt})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	ctx := t.Context()
+	x, thief := dial(a, 20*time.Second), dial(a, 20*time.Second)
+	var token int64
+	var err error
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if token, err = x.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err)
+		}
+	}
+	warm := dial(b, 20*time.Second)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err = warm.Do(ctx, "LOCK.ACQUIRE", "warm", "w", 5000).Int64(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica B not ready: %v", err)
+		}
+	}
+	y := dial(b, 150*time.Millisecond)
+	_ = y.Ping(ctx).Err()
+	_, yerr := y.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64() // times out: go-redis closes the conn
+	_ = y.Close()
+	for end := time.Now().Add(3 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", "k", "thief", 1000).Int64()
+		if err == nil {
+			t.Fatalf("another owner got token %d while X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach through replica B answered %v; X's LOCK.TOKEN now: %v",
+				tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", "k").Val())
+		}
+		if !errors.Is(err, redis.Nil) {
+			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
+		}
+	}
+}
