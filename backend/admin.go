@@ -20,8 +20,7 @@ import (
 
 // Info implements quorum.Node.
 func (n *Node) Info(ctx context.Context) (quorum.NodeInfo, error) {
-	info, err := readInfo(ctx, n.client, n.fixed.Load())
-	return info, sortErr(err)
+	return readInfo(ctx, redisInfo{n.client}, n.fixed.Load())
 }
 
 // SetIdentity gives the node an identity for a server that reports no
@@ -63,34 +62,26 @@ func (n *Node) Watch(f func(quorum.NodeInfo)) {
 	n.watchMu.Unlock()
 }
 
-// infoReader is what readInfo needs: a client or one connection.
-type infoReader interface {
-	Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
-	ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+// infoSource runs readInfo's reads on a client, one of its connections or
+// a link: INFO server persistence (withInfo) and MGET of the marks in one
+// round trip; CONFIG GET appendfsync.
+type infoSource interface {
+	infoAndMarks(ctx context.Context, withInfo bool) (info string, marks []any, err error)
+	appendfsync(ctx context.Context) (string, error)
 }
 
 // readInfo reads run_id, uptime, whether every write is fsynced, the intact
 // marker and the max-TTL record, in one round trip (two with AOF on). A
-// backend that refuses CONFIG GET counts as not persistent.
-func readInfo(ctx context.Context, c infoReader, fixed *identity) (quorum.NodeInfo, error) {
-	var (
-		infoCmd *redis.StringCmd
-		marks   *redis.SliceCmd
-	)
-	_, _ = c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if fixed == nil {
-			infoCmd = p.Info(ctx, "server", "persistence")
-		}
-		marks = p.MGet(ctx, quorum.IntactKey, quorum.MaxTTLKey)
-		return nil
-	})
+// backend that refuses CONFIG GET counts as not persistent. A server's
+// error reply comes back as a *quorum.ReplyError.
+func readInfo(ctx context.Context, c infoSource, fixed *identity) (quorum.NodeInfo, error) {
+	text, marks, err := c.infoAndMarks(ctx, fixed == nil)
+	if err != nil {
+		return quorum.NodeInfo{}, sortErr(err)
+	}
 	var info quorum.NodeInfo
 	if fixed != nil {
-		return withMarks(quorum.NodeInfo{RunID: fixed.runID, Uptime: time.Since(fixed.started)}, marks)
-	}
-	text, err := infoCmd.Result()
-	if err != nil {
-		return quorum.NodeInfo{}, err
+		return withMarks(quorum.NodeInfo{RunID: fixed.runID, Uptime: time.Since(fixed.started)}, marks), nil
 	}
 	aof := false
 	for _, line := range strings.Split(text, "\n") {
@@ -109,26 +100,62 @@ func readInfo(ctx context.Context, c infoReader, fixed *identity) (quorum.NodeIn
 		return quorum.NodeInfo{}, errors.New("INFO server has no run_id")
 	}
 	if aof {
-		if cfg, err := c.ConfigGet(ctx, "appendfsync").Result(); err == nil {
-			info.Persistent = cfg["appendfsync"] == "always"
+		if fsync, err := c.appendfsync(ctx); err == nil {
+			info.Persistent = fsync == "always"
 		}
 	}
-	return withMarks(info, marks)
+	return withMarks(info, marks), nil
 }
 
-// withMarks adds the deployment marker and the max-TTL record to info.
-func withMarks(info quorum.NodeInfo, marks *redis.SliceCmd) (quorum.NodeInfo, error) {
-	vals, err := marks.Result()
-	if err != nil {
-		return quorum.NodeInfo{}, err
-	}
-	marker, _ := vals[0].(string)
+// withMarks adds the deployment marker and the max-TTL record (MGET's
+// values) to info.
+func withMarks(info quorum.NodeInfo, marks []any) quorum.NodeInfo {
+	marker, _ := marks[0].(string)
 	info.Marked, info.Intact = marker != "", marker != "" && marker == info.RunID
-	if s, ok := vals[1].(string); ok {
+	if s, ok := marks[1].(string); ok {
 		ms, _ := strconv.ParseInt(s, 10, 64)
 		info.MaxTTL = time.Duration(ms) * time.Millisecond
 	}
-	return info, nil
+	return info
+}
+
+// redisInfo is readInfo's source on a go-redis client or connection.
+type redisInfo struct {
+	c interface {
+		Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) ([]redis.Cmder, error)
+		ConfigGet(ctx context.Context, parameter string) *redis.MapStringStringCmd
+	}
+}
+
+func (ri redisInfo) infoAndMarks(ctx context.Context, withInfo bool) (string, []any, error) {
+	var (
+		infoCmd *redis.StringCmd
+		marks   *redis.SliceCmd
+	)
+	_, _ = ri.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if withInfo {
+			infoCmd = p.Info(ctx, "server", "persistence")
+		}
+		marks = p.MGet(ctx, quorum.IntactKey, quorum.MaxTTLKey)
+		return nil
+	})
+	text := ""
+	if withInfo {
+		var err error
+		if text, err = infoCmd.Result(); err != nil {
+			return "", nil, err
+		}
+	}
+	vals, err := marks.Result()
+	if err != nil {
+		return "", nil, err
+	}
+	return text, vals, nil
+}
+
+func (ri redisInfo) appendfsync(ctx context.Context) (string, error) {
+	cfg, err := ri.c.ConfigGet(ctx, "appendfsync").Result()
+	return cfg["appendfsync"], err
 }
 
 // Record implements quorum.Node.

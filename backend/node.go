@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,9 +15,10 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// Node is a quorum.Node over a go-redis client. Operations queue up; a worker
-// takes everything queued and sends it as one go-redis pipeline, so that one
-// lock round costs a backend a fraction of a write. With the queue empty a
+// Node is a quorum.Node over one backend. Operations queue up; a worker
+// takes everything queued and sends it as one pipelined write on its own
+// connection (link.go), so that one lock round costs a backend a fraction
+// of a write. With the queue empty a
 // lone operation goes out at once: nothing waits on a timer.
 //
 // go-redis's own AutoPipeline (blocking face) was measured first, on the
@@ -25,7 +27,9 @@ import (
 // queue reached about 22k, and it needs no goroutine per node per round.
 type Node struct {
 	client *redis.Client
+	opt    *redis.Options // the link dials with these (link.go)
 	addr   string
+	link   *link                    // the lock path's connection: the worker's own
 	fixed  atomic.Pointer[identity] // given by SetIdentity, for servers that report none
 
 	watchMu sync.Mutex
@@ -73,8 +77,8 @@ func NewNode(opt *redis.Options) *Node {
 				return err
 			}
 		}
-		info, err := readInfo(ctx, cn, n.fixed.Load())
-		var rerr redis.Error
+		info, err := readInfo(ctx, redisInfo{cn}, n.fixed.Load())
+		var rerr *quorum.ReplyError
 		if errors.As(err, &rerr) {
 			return nil // the backend answers but will not say who it is (ACL, or not Redis)
 		}
@@ -90,6 +94,7 @@ func NewNode(opt *redis.Options) *Node {
 		return nil
 	}
 	n.client = redis.NewClient(&o)
+	n.opt = &o
 	for range pipelines {
 		n.wg.Add(1)
 		go n.worker()
@@ -128,6 +133,7 @@ func (n *Node) Close() error {
 	}
 	close(n.stop)
 	n.wg.Wait()
+	n.dropLink() // the worker is gone: its link is no one's
 	for _, c := range n.take() {
 		c.done(quorum.Reply{Err: quorum.ErrClosed})
 	}
@@ -212,39 +218,60 @@ func (n *Node) exec(batch []call) {
 	if len(live) == 0 {
 		return
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), latest)
-	defer cancel()
-	cmds := n.pipeline(ctx, live, false)
+	vals, errs := n.send(live, latest, false)
 	// A backend that restarted or flushed its scripts answers NOSCRIPT to
 	// EVALSHA: send those again as EVAL, which also reloads the script.
-	var retry []int
-	for i, cmd := range cmds {
-		if err := cmd.Err(); redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, i)
+	var retry []call
+	var at []int
+	for i, err := range errs {
+		var rerr *quorum.ReplyError
+		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Msg, "NOSCRIPT") {
+			retry, at = append(retry, live[i]), append(at, i)
 		}
 	}
 	if len(retry) > 0 {
-		again := make([]call, len(retry))
-		for j, i := range retry {
-			again[j] = live[i]
-		}
-		for j, cmd := range n.pipeline(ctx, again, true) {
-			cmds[retry[j]] = cmd
+		again, againErrs := n.send(retry, latest, true)
+		for j, i := range at {
+			vals[i], errs[i] = again[j], againErrs[j]
 		}
 	}
 	for i, c := range live {
-		c.done(replyOf(c.op, cmds[i]))
+		c.done(replyOf(c.op, vals[i], errs[i]))
 	}
 }
 
-// pipeline queues each call's command on one go-redis pipeline and runs it.
-// Per-command errors stay on their commands; a transport error marks all.
-func (n *Node) pipeline(ctx context.Context, calls []call, eval bool) []redis.Cmder {
-	pipe := n.client.Pipeline()
-	cmds := make([]redis.Cmder, len(calls))
-	for i, c := range calls {
-		cmds[i] = queue(ctx, pipe, c.op, eval)
+// send writes calls as one batch on the link (EVAL with eval, else
+// EVALSHA) and reads their replies under deadline: each call's value and
+// error (a server's error reply is a *quorum.ReplyError). A transport
+// error fails the calls it left unanswered and drops the link.
+func (n *Node) send(calls []call, deadline time.Time, eval bool) ([]any, []error) {
+	vals, errs := make([]any, len(calls)), make([]error, len(calls))
+	fail := func(from int, err error) ([]any, []error) {
+		for i := from; i < len(calls); i++ {
+			errs[i] = err
+		}
+		n.dropLink()
+		return vals, errs
 	}
-	_, _ = pipe.Exec(ctx)
-	return cmds
+	l, err := n.linkFor(deadline)
+	if err != nil {
+		return fail(0, err)
+	}
+	l.out = l.out[:0]
+	for _, c := range calls {
+		cmd := commandOf(c.op)
+		l.out = appendScript(l.out, cmd.s, eval, cmd.keys, cmd.args)
+	}
+	if err := l.send(deadline); err != nil {
+		return fail(0, err)
+	}
+	for i := range calls {
+		v, err := readReply(l.r)
+		var rerr *quorum.ReplyError
+		if err != nil && !errors.As(err, &rerr) {
+			return fail(i, err)
+		}
+		vals[i], errs[i] = v, err
+	}
+	return vals, errs
 }

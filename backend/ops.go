@@ -5,9 +5,9 @@ package backend
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -69,14 +69,17 @@ func keysOf(op quorum.Op) []string {
 	return []string{op.Key}
 }
 
-func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) redis.Cmder {
+// command is the script op runs on a backend: which one, over which keys,
+// with which arguments.
+type command struct {
+	s    *script
+	keys []string
+	args []any
+}
+
+func commandOf(op quorum.Op) command {
 	keys := keysOf(op)
-	script := func(s *redis.Script, args ...any) redis.Cmder {
-		if eval {
-			return s.Eval(ctx, pipe, keys, args...)
-		}
-		return s.EvalSha(ctx, pipe, keys, args...)
-	}
+	script := func(s *script, args ...any) command { return command{s, keys, args} }
 	ms := func(d time.Duration) int64 { return d.Milliseconds() }
 	switch op.Kind {
 	case quorum.OpSetNX:
@@ -163,47 +166,26 @@ func queue(ctx context.Context, pipe redis.Pipeliner, op quorum.Op, eval bool) r
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }
 
-// replyOf reads one command's outcome as the quorum.Reply for op.
-func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
-	err := sortErr(cmd.Err())
-	switch op.Kind {
-	case quorum.OpRead, quorum.OpHashGet:
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		e, err := entryOf(cmd.(*redis.Cmd).Val())
-		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
-	case quorum.OpHashAcquire:
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		return hashAcquireReply(cmd.(*redis.Cmd).Val())
-	case quorum.OpHashRelease:
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		return hashReleaseReply(cmd.(*redis.Cmd).Val())
-	case quorum.OpRaise, quorum.OpFixToken:
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		return raiseReply(op.Kind, cmd.(*redis.Cmd).Val())
-	case quorum.OpRenew, quorum.OpQueueBeats:
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		return extendReply(op, cmd.(*redis.Cmd).Val())
-	}
+// replyOf reads one command's outcome (readReply's) as the quorum.Reply for
+// op.
+func replyOf(op quorum.Op, val any, err error) quorum.Reply {
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	var v int64
-	switch c := cmd.(type) {
-	case *redis.Cmd:
-		v, err = c.Int64()
-	case *redis.IntCmd:
-		v = c.Val()
+	switch op.Kind {
+	case quorum.OpRead, quorum.OpHashGet:
+		e, err := entryOf(val)
+		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
+	case quorum.OpHashAcquire:
+		return hashAcquireReply(val)
+	case quorum.OpHashRelease:
+		return hashReleaseReply(val)
+	case quorum.OpRaise, quorum.OpFixToken:
+		return raiseReply(op.Kind, val)
+	case quorum.OpRenew, quorum.OpQueueBeats:
+		return extendReply(op, val)
 	}
+	v, err := int64Of(val)
 	switch {
 	case op.Kind == quorum.OpSetNX && op.Aux != "": // a fenced acquire answers its counter, a fair one how long to wait
 		if v > 0 {
@@ -220,6 +202,18 @@ func replyOf(op quorum.Op, cmd redis.Cmder) quorum.Reply {
 		return quorum.Reply{OK: err == nil, N: v, Err: err}
 	}
 	return quorum.Reply{OK: v == 1, N: v, Err: err}
+}
+
+// int64Of reads an integer reply (or a number as a string) as go-redis's
+// Cmd.Int64 does.
+func int64Of(val any) (int64, error) {
+	switch v := val.(type) {
+	case int64:
+		return v, nil
+	case string:
+		return strconv.ParseInt(v, 10, 64)
+	}
+	return 0, fmt.Errorf("redis: unexpected type=%T for Int64", val)
 }
 
 // sortErr tells the engine a server's error reply (*quorum.ReplyError: the

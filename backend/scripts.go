@@ -1,10 +1,21 @@
 package backend
 
 import (
+	"crypto/sha1"
 	_ "embed"
+	"encoding/hex"
 
 	"github.com/redis/go-redis/v9"
 )
+
+// script is a Lua script the lock path sends by its SHA1 (EVALSHA), and by
+// its text (EVAL) to a server that lacks it (restarted, or flushed).
+type script struct{ src, sha string }
+
+func newScript(src string) *script {
+	h := sha1.Sum([]byte(src))
+	return &script{src: src, sha: hex.EncodeToString(h[:])}
+}
 
 // The single-node scripts Node runs, embedded from scripts/.
 var (
@@ -57,27 +68,27 @@ var (
 	//go:embed scripts/tokenpart.lua
 	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
 
-	acquireScript      = redis.NewScript(acquireLua)
-	queueScript        = redis.NewScript(queueLua)
-	queueBeatsScript   = redis.NewScript(queueBeatsLua)
-	undoScript         = redis.NewScript(undoLua)
-	delIfEqScript      = redis.NewScript(delIfEqLua)
-	pexpireIfEqScript  = redis.NewScript(pexpireIfEqLua)
-	extendScript       = redis.NewScript(extendLua)
-	reattachScript     = redis.NewScript(tokenPartLua + reattachLua)
-	getPTTLScript      = redis.NewScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = redis.NewScript(hashAcquireLua)
-	hashReleaseScript  = redis.NewScript(hashReleaseLua)
-	hashExtendScript   = redis.NewScript(hashExtendLua)
-	hashLeaseScript    = redis.NewScript(hashLeaseLua)
-	hashUnholdScript   = redis.NewScript(hashUnholdLua)
-	hashSetHoldsScript = redis.NewScript(hashSetHoldsLua)
-	hashGetScript      = redis.NewScript(hashGetLua)
-	raiseScript        = redis.NewScript(tokenPartLua + raiseLua)
-	setXXScript        = redis.NewScript(setXXLua)
+	acquireScript      = newScript(acquireLua)
+	queueScript        = newScript(queueLua)
+	queueBeatsScript   = newScript(queueBeatsLua)
+	undoScript         = newScript(undoLua)
+	delIfEqScript      = newScript(delIfEqLua)
+	pexpireIfEqScript  = newScript(pexpireIfEqLua)
+	extendScript       = newScript(extendLua)
+	reattachScript     = newScript(tokenPartLua + reattachLua)
+	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
+	hashAcquireScript  = newScript(hashAcquireLua)
+	hashReleaseScript  = newScript(hashReleaseLua)
+	hashExtendScript   = newScript(hashExtendLua)
+	hashLeaseScript    = newScript(hashLeaseLua)
+	hashUnholdScript   = newScript(hashUnholdLua)
+	hashSetHoldsScript = newScript(hashSetHoldsLua)
+	hashGetScript      = newScript(hashGetLua)
+	raiseScript        = newScript(tokenPartLua + raiseLua)
+	setXXScript        = newScript(setXXLua)
 	recordScript       = redis.NewScript(recordLua)
-	delScript          = redis.NewScript(delLua)
-	unmarkScript       = redis.NewScript(unmarkLua)
+	delScript          = newScript(delLua)
+	unmarkScript       = newScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)
 )
