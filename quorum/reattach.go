@@ -116,7 +116,8 @@ func (e *Engine) reattachRound(round string, at time.Time) string {
 func RoundBefore(a, b string) bool { return roundOrder(a).before(roundOrder(b)) }
 
 // order is a re-attach round's place among its lock's re-attaches:
-// generation, send time (Unix ms), random part; compared in that order.
+// generation, its request's arrival (Unix ms), random part; compared in
+// that order.
 type order [3]uint64
 
 // before reports o ordered below p.
