@@ -69,18 +69,8 @@
 // TestReview31ExtendedBoundLockKeepsItsWindow,
 // TestReview3xFailedExtendKeepsTheSession, TestReview37*).
 //
-// Re-attaches are ordered (reattachRound: generation, arrival time, random
-// part): a backend moves to no round of an order below the one it names,
-// and the re-attaches of one lock through one engine run one at a time,
-// each with its caller's booking. A holder's racing re-attaches thus leave
-// every backend naming the latest that reached it, and that one booked,
-// instead of backends split between rounds no renewer reaches on a quorum;
-// one its client gave up on, landing late, does not take the lock from the
-// one it then made (TestReattachBookingsFollowTheRounds,
-// TestConcurrentReattachesThroughTwoReplicasKeepTheLock,
-// TestAbandonedReattachOverridesTheAnsweredOne,
-// TestReattachHungUpDuringItsReadOverridesTheAnsweredOne). A re-attach cannot be
-// undone, so it is sent only while its caller's window outlasts its round.
+// Racing re-attaches of one holder leave every backend naming the latest,
+// and that one booked: see Reattach and reattachRound (reattach.go).
 //
 // # Quarantine
 //

@@ -1,0 +1,84 @@
+package proxy
+
+import (
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// The session book's lookups, and what a re-attach does to it
+// (proxy/reattach.go): the renewer and the bookings are in sessions.go.
+
+// adopt moves every booking of (key, owner) made with an earlier round,
+// on any connection, to round: a re-attach whose connection hung up moved
+// the lock there and booked nothing (proxy/reattach.go). A booking of a
+// later re-attach keeps its own.
+func (ss *sessions) adopt(key, owner, round string) {
+	id := sessionKey{key, owner}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, mine := range ss.book {
+		if l := mine[id]; l != nil && quorum.RoundBefore(l.round, round) {
+			l.round = round
+		}
+	}
+}
+
+// move counts a re-attach of id under way through this replica; the
+// returned func ends it. While one is, a renewal that finds the lock not
+// held by its booking's round keeps the booking: the re-attach may hand
+// its round over (adopt), or unbook it.
+func (ss *sessions) move(id sessionKey) func() {
+	ss.mu.Lock()
+	if ss.moving == nil {
+		ss.moving = map[sessionKey]int{}
+	}
+	ss.moving[id]++
+	ss.mu.Unlock()
+	return func() {
+		ss.mu.Lock()
+		if ss.moving[id]--; ss.moving[id] == 0 {
+			delete(ss.moving, id)
+		}
+		ss.mu.Unlock()
+	}
+}
+
+// roundOf is the round p booked its session lock id with, if it did.
+func (ss *sessions) roundOf(p peer, id sessionKey) (string, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[p][id]; l != nil {
+		return l.round, true
+	}
+	return "", false
+}
+
+// windowEnd is when p's session lock id's window ends, as last granted or
+// renewed, if p has it booked.
+func (ss *sessions) windowEnd(p peer, id sessionKey) (time.Time, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[p][id]; l != nil {
+		return l.until, true
+	}
+	return time.Time{}, false
+}
+
+// holds reports whether p has session locks booked.
+func (ss *sessions) holds(p peer) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.book[p]) > 0
+}
+
+// count is how many session locks the server renews now.
+func (ss *sessions) count() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	n := 0
+	for _, mine := range ss.book {
+		n += len(mine)
+	}
+	return n
+}
