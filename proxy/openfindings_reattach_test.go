@@ -12,8 +12,6 @@ package proxy
 
 import (
 	"errors"
-	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,33 +38,11 @@ func TestPipelinedReattachHungUpBeforeItsReplyReleasesTheHoldersLock(t *testing.
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
 	}
-	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-	dial := func(rt time.Duration) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, PoolSize: 1, ReadTimeout: rt})
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	addr := serveSessions(t, nodes)
+	dial := func(rt time.Duration) *redis.Client { return dialOne(t, addr, rt) }
 	ctx := t.Context()
 	x, other, thief := dial(20*time.Second), dial(20*time.Second), dial(20*time.Second)
-	var token int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if token, err = x.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err)
-		}
-	}
+	token := sessionWhenReady(t, x, "k", "o", ttl)
 	if _, err := other.Do(ctx, "LOCK.ACQUIRE", "k2", "someone", 10000).Int64(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,18 +88,7 @@ func TestReattachHungUpThroughAnotherReplicaLosesTheHoldersLock(t *testing.T) {
 			}
 			nodes = append(nodes, n)
 		}
-		e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithNodeTimeout(2*time.Second), quorum.WithLogger(slog.New(slog.DiscardHandler)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		go func() { _ = s.Serve(ln) }()
-		t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-		return ln.Addr().String()
+		return serveSessions(t, nodes, quorum.WithNodeTimeout(2*time.Second))
 	}
 	hook := func(stage string) {
 		if stage == "moved" {
@@ -133,11 +98,7 @@ func TestReattachHungUpThroughAnotherReplicaLosesTheHoldersLock(t *testing.T) {
 	reattachHook.Store(&hook)
 	t.Cleanup(func() { reattachHook.Store(nil) })
 	a, b := serve(false), serve(true)
-	dial := func(addr string, rt time.Duration) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: rt})
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	dial := func(addr string, rt time.Duration) *redis.Client { return dialOne(t, addr, rt) }
 	ctx := t.Context()
 	x, thief := dial(a, 20*time.Second), dial(a, 20*time.Second)
 	var token int64

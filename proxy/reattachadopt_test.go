@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -74,33 +72,11 @@ func TestAdoptedOldBookingGoesWithTheAnsweredReattach(t *testing.T) {
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, slowReads{Node: backend.NewNode(&redis.Options{Addr: a}), key: "k", delay: &delay, d: 500 * time.Millisecond, seen: seen})
 	}
-	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithNodeTimeout(2*time.Second), quorum.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-	dial := func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	addr := serveSessions(t, nodes, quorum.WithNodeTimeout(2*time.Second))
+	dial := func() *redis.Client { return dialOne(t, addr, 20*time.Second) }
 	ctx := t.Context()
 	x, y1, y2, thief := dial(), dial(), dial(), dial()
-	var token int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if token, err = x.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err)
-		}
-	}
+	token := sessionWhenReady(t, x, "k", "o", ttl)
 	_ = y1.Ping(ctx).Err()
 	_ = y2.Ping(ctx).Err()
 	type answer struct {

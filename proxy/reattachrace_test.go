@@ -2,8 +2,6 @@ package proxy
 
 import (
 	"errors"
-	"log/slog"
-	"net"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -47,34 +45,12 @@ func TestReattachBookingsFollowTheRounds(t *testing.T) {
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
 	}
-	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-	dial := func() *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), MaxRetries: -1, PoolSize: 1, ReadTimeout: 20 * time.Second})
-		t.Cleanup(func() { _ = c.Close() })
-		return c
-	}
+	addr := serveSessions(t, nodes)
+	dial := func() *redis.Client { return dialOne(t, addr, 20*time.Second) }
 	ctx := t.Context()
 	const ttl = 3000 // ms
 	first, one, two, thief := dial(), dial(), dial(), dial()
-	var token int64
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if token, err = first.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err) // the backends vote once their identity is read
-		}
-	}
+	token := sessionWhenReady(t, first, "k", "o", ttl)
 	_ = two.Ping(ctx).Err()
 	type answer struct {
 		token int64

@@ -1,0 +1,55 @@
+package proxy
+
+import (
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// serveSessions serves a proxy over nodes (quarantine off, no lock-delay,
+// then extra; session tick 250 ms) until the test ends, and returns its
+// address.
+func serveSessions(t *testing.T, nodes []quorum.Node, extra ...quorum.Option) string {
+	t.Helper()
+	opts := append([]quorum.Option{quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler))}, extra...)
+	e, err := quorum.New(nodes, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
+	return ln.Addr().String()
+}
+
+// dialOne is a one-connection client of addr, closed when the test ends.
+func dialOne(t *testing.T, addr string, readTimeout time.Duration) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: readTimeout})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// sessionWhenReady takes a session lock through c, trying for 30 s while
+// the backends are not yet voting (their identity unread), and returns its
+// token.
+func sessionWhenReady(t *testing.T, c *redis.Client, key, owner string, ttl int) int64 {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		token, err := c.Do(t.Context(), "LOCK.ACQUIRE", key, owner, ttl, "SESSION").Int64()
+		if err == nil {
+			return token
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("LOCK.ACQUIRE for 30s: %v", err)
+		}
+	}
+}
