@@ -100,15 +100,9 @@ func TestHungUpReattachLeavesTheHolderItsLock(t *testing.T) {
 	armed.Store(false)
 	thief := redis.NewClient(&redis.Options{Addr: h.Addr, MaxRetries: -1})
 	defer thief.Close()
-	for end := time.Now().Add(3 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
-		if err == nil {
-			t.Fatalf("another owner got token %d while connection X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach answered %v; X's LOCK.TOKEN now: %v",
-				tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
-		}
-		if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
-			t.Fatalf("thief: %v", err)
-		}
+	if tok := thiefGets(t, thief, key, 3*ttl*time.Millisecond); tok != 0 {
+		t.Fatalf("another owner got token %d while connection X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach answered %v; X's LOCK.TOKEN now: %v",
+			tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
 	}
 }
 
@@ -243,14 +237,8 @@ func queuedReattaches(t *testing.T, conns int) {
 	t.Logf("%d of %d re-attaches answered the token; others: %v", told, conns, other)
 	thief := redis.NewClient(&redis.Options{Addr: h.Addr, MaxRetries: -1})
 	defer thief.Close()
-	for end := time.Now().Add(3 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
-		if err == nil {
-			t.Fatalf("another owner got token %d while %d open connections had been answered the lock's token %d (answers: %v)", tok, told+1, token, other)
-		}
-		if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
-			t.Fatalf("thief: %v", err)
-		}
+	if tok := thiefGets(t, thief, key, 3*ttl*time.Millisecond); tok != 0 {
+		t.Fatalf("another owner got token %d while %d open connections had been answered the lock's token %d (answers: %v)", tok, told+1, token, other)
 	}
 }
 
@@ -397,15 +385,9 @@ func TestAbandonedReattachOverridesTheAnsweredOne(t *testing.T) {
 		_ = x.Close() // the lock moved to Z: the client leaves X
 		thief := redis.NewClient(&redis.Options{Addr: h2.Addr, MaxRetries: -1})
 		defer thief.Close()
-		for end := time.Now().Add(2 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
-			if err == nil {
-				t.Fatalf("trial %d: another owner got token %d while Z (answered token %d after Y hung up (%v), open, no fault) holds the lock; notes after Y landed %q; Z's LOCK.TOKEN now %v",
-					trial, tok, ztok, yerr, notes, z.Do(ctx, "LOCK.TOKEN", key).Val())
-			}
-			if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
-				t.Fatalf("thief: %v", err)
-			}
+		if tok := thiefGets(t, thief, key, 2*ttl*time.Millisecond); tok != 0 {
+			t.Fatalf("trial %d: another owner got token %d while Z (answered token %d after Y hung up (%v), open, no fault) holds the lock; notes after Y landed %q; Z's LOCK.TOKEN now %v",
+				trial, tok, ztok, yerr, notes, z.Do(ctx, "LOCK.TOKEN", key).Val())
 		}
 		t.Logf("trial %d held; notes after Y landed %q", trial, notes)
 	}

@@ -4,7 +4,6 @@ package e2e
 // 68d9317 (re-attach rounds ordered by generation, send time, random part).
 
 import (
-	"errors"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -82,15 +81,9 @@ func TestReattachHungUpDuringItsReadOverridesTheAnsweredOne(t *testing.T) {
 		_ = x.Close() // the lock moved to Z: the client leaves X
 		thief := redis.NewClient(&redis.Options{Addr: h2.Addr, MaxRetries: -1})
 		defer thief.Close()
-		for end := time.Now().Add(2 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-			tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
-			if err == nil {
-				t.Fatalf("trial %d: another owner got token %d %v after Z's re-attach was sent (its window: %d ms) while Z (answered token %d after Y hung up (%v), open, no fault) holds the lock; notes after Z %q, after Y's read returned %q",
-					trial, tok, time.Since(zAt).Round(time.Millisecond), ttl, ztok, yerr, notesZ, notes)
-			}
-			if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
-				t.Fatalf("thief: %v", err)
-			}
+		if tok := thiefGets(t, thief, key, 2*ttl*time.Millisecond); tok != 0 {
+			t.Fatalf("trial %d: another owner got token %d %v after Z's re-attach was sent (its window: %d ms) while Z (answered token %d after Y hung up (%v), open, no fault) holds the lock; notes after Z %q, after Y's read returned %q",
+				trial, tok, time.Since(zAt).Round(time.Millisecond), ttl, ztok, yerr, notesZ, notes)
 		}
 		t.Logf("trial %d held; notes after Z %q, after Y %q", trial, notesZ, notes)
 	}
@@ -155,14 +148,8 @@ func TestReattachHungUpAfterItsBookingReleasesTheHoldersLock(t *testing.T) {
 	armed.Store(false)
 	thief := redis.NewClient(&redis.Options{Addr: h.Addr, MaxRetries: -1})
 	defer thief.Close()
-	for end := time.Now().Add(3 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", key, "thief", 1000).Int64()
-		if err == nil {
-			t.Fatalf("another owner got token %d while connection X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach answered %v; X's LOCK.TOKEN now: %v",
-				tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
-		}
-		if !errors.Is(err, redis.Nil) && !isNoQuorum(err) {
-			t.Fatalf("thief: %v", err)
-		}
+	if tok := thiefGets(t, thief, key, 3*ttl*time.Millisecond); tok != 0 {
+		t.Fatalf("another owner got token %d while connection X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach answered %v; X's LOCK.TOKEN now: %v",
+			tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
 	}
 }
