@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"syscall"
@@ -173,7 +174,7 @@ func (n *Node) identify(l *link, deadline time.Time) error {
 		return nil
 	}
 	if err != nil {
-		return errors.New("reading run_id on connect: " + err.Error())
+		return fmt.Errorf("reading run_id on connect: %w", err)
 	}
 	n.watchMu.Lock()
 	f := n.watch
