@@ -48,7 +48,7 @@ func keysOf(op quorum.Op) []string {
 		return keys
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpDel, quorum.OpSetXX:
 		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
-	case quorum.OpReattach:
+	case quorum.OpReattach, quorum.OpUnreattach:
 		return []string{op.Key, quorum.MetaKey(op.Key)}
 	case quorum.OpUnmark:
 		return []string{quorum.MetaKey(op.Key)}
@@ -111,6 +111,8 @@ func commandOf(op quorum.Op) command {
 		return script(extendScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
 	case quorum.OpReattach:
 		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.IfEq)
+	case quorum.OpUnreattach:
+		return script(unreattachScript, op.Value, op.Round, op.IfEq)
 	case quorum.OpRenew:
 		if op.N != 1 { // a renewal that restores nothing
 			args := make([]any, 0, 5*len(*op.Leases)+1)

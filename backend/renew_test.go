@@ -213,3 +213,51 @@ func TestReattachOrderAgainstRedis(t *testing.T) {
 		}
 	}
 }
+
+// OpUnreattach moves the note back to the round the re-attach moved the
+// lock from, only where it still names the re-attach's round and the lock
+// holds the owner's value; the token part, the padding and both TTLs stay.
+func TestUnreattachAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	ctx := t.Context()
+	c := s.Client()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "ab.1@", Pad: 2 * time.Millisecond, AuxTTL: time.Second}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: 8 * time.Second, Pad: 2 * time.Millisecond, Round: "1.1000.5^cd.1@"}); !r.OK {
+		t.Fatalf("re-attach = %+v", r)
+	}
+	moved := c.Get(ctx, quorum.MetaKey("k")).Val()
+	undo := func(value, round, prior string) bool {
+		r := do(t, n, quorum.Op{Kind: quorum.OpUnreattach, Key: "k", Value: value, Round: round, IfEq: prior})
+		if r.Err != nil {
+			t.Fatalf("unreattach: %v", r.Err)
+		}
+		return r.OK
+	}
+	if undo("other", "1.1000.5^cd.1@", "ab.1@") || undo("me", "1.1000.6^ef.1@", "ab.1@") || c.Get(ctx, quorum.MetaKey("k")).Val() != moved {
+		t.Fatalf("an unreattach of another owner or round changed the note: %q, was %q", c.Get(ctx, quorum.MetaKey("k")).Val(), moved)
+	}
+	noteTTL := c.PTTL(ctx, quorum.MetaKey("k")).Val()
+	if !undo("me", "1.1000.5^cd.1@", "ab.1@") {
+		t.Fatal("unreattach of the re-attach's round refused")
+	}
+	note := c.Get(ctx, quorum.MetaKey("k")).Val()
+	if want := "ab.1@" + strings.TrimPrefix(moved, "1.1000.5^cd.1@"); note != want {
+		t.Fatalf("note after unreattach = %q; want %q", note, want)
+	}
+	if got := c.PTTL(ctx, quorum.MetaKey("k")).Val(); got > noteTTL || got < noteTTL-time.Second {
+		t.Fatalf("note PTTL after unreattach = %v; want kept (%v)", got, noteTTL)
+	}
+	if got := c.PTTL(ctx, "k").Val(); got < 7*time.Second {
+		t.Fatalf("lock PTTL after unreattach = %v; want the re-attach's kept", got)
+	}
+	if undo("me", "1.1000.5^cd.1@", "ab.1@") {
+		t.Fatal("a second unreattach moved the note again")
+	}
+	// The lock's first round renews it again.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpPExpireIfEq, Key: "k", Value: "me", TTL: 9 * time.Second, Pad: 2 * time.Millisecond, Round: "ab.1@"}); !r.OK {
+		t.Fatalf("extend by the first round after unreattach = %+v", r)
+	}
+}

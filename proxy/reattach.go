@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -23,15 +24,17 @@ import (
 // holders reconnect to another replica and re-attach them there, so a
 // rolling upgrade behind a load balancer loses no lock.
 //
-// Not yet closed (proxy/openfindings_reattach_test.go, tag openfindings):
-// a re-attach whose client hangs up after the token read but before the
-// reply reaches it (a pipeline neighbour holds the reply) still moves the
-// lock to a connection that releases it at its close; one through another
-// replica than the lock's booking, hung up before its answer, moves the lock
-// where no renewer follows. Both leave the holder's first connection without
-// its lock, with no fault. The planned fix undoes the move (the note set
-// back to the round the re-attach read) when the reply was not delivered.
-//
+// A re-attach moves the lock for good only once its client was answered:
+// the token written to a connection that had not hung up. One that was not
+// (the client hung up before its reply went out, with a pipeline
+// neighbour holding it back or not; or the reply was an error) books
+// nothing and moves the lock back (quorum.Engine.Unreattach) to the round
+// it moved it from, whose connection, here or on another replica, was
+// never told otherwise and renews it on: a renewer that finds the lock
+// held by its owner under another round keeps its booking while its
+// window lasts (sessions.go). The connection's hang-up watch runs until
+// its replies were written.
+
 // Nothing is granted that the owner did not hold: the extend round succeeds
 // only where a quorum holds key with owner's value, exactly as LOCK.EXTEND's
 // (owner is the capability either way). A lock that expired meanwhile and
@@ -42,18 +45,16 @@ import (
 // it reports whether it answered (the owner holds the lock, or the round
 // failed); false leaves the refusal to the caller.
 func (s *Server) reattach(c *request, a acquireArgs) bool {
-	// A client that hangs up before the answer may re-attach through
-	// another connection meanwhile: watched, its hang-up cancels this
-	// re-attach before its round is sent; once sent, the round runs to its
-	// verdict and this connection books nothing (it neither takes the lock
-	// over nor releases it at its close): the lock's other bookings here
-	// take the round over.
+	// Watched while it runs: a client that hangs up before the round is
+	// sent cancels it; one that hangs up later, until its reply is written
+	// (client.hungUp), is not answered, and the lock moves back
+	// (afterReply).
 	leave := c.peer.watchHangup()
 	defer leave()
-	start := time.Now()
 	id := sessionKey{a.key, a.owner}
-	defer s.sessions.move(id)()
-	var hungUp error
+	before, had := s.sessions.booking(c.peer, id) // this connection's own, if it re-attaches what it holds
+	moving := s.sessions.move(id)
+	start := time.Now()
 	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl, func(g quorum.Grant) {
 		// Booked here, before the next re-attach of this lock through this
 		// replica runs (its round moves the lock again): the last booking
@@ -61,57 +62,43 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		if h := reattachHook.Load(); h != nil {
 			(*h)("moved")
 		}
-		if hungUp = c.peer.context().Err(); hungUp != nil {
-			// Hung up as the round ended: booked nowhere here (see
-			// above). Its round moved the lock all the same (a cancel
-			// unsends nothing) and is the newest through this replica:
-			// the connections here that booked the lock before renew it
-			// by this round from now on, or nobody would.
-			s.sessions.adopt(a.key, a.owner, g.Round)
-			return
-		}
-		// The lock moves to this connection. The connections that booked
-		// it before keep their bookings until the answer (below): a
-		// client that hangs up while the token is read gets the lock back
-		// where it had it.
 		c.bookSession(id, a.ttl, g)
 	})
 	s.track(c, kindExtend, start, g, err)
-	switch {
-	case errors.Is(err, quorum.ErrNotHeld):
-		return false // another owner's: the refusal stands
-	case errors.Is(err, quorum.ErrTokenUnsettled):
-		c.writeErr(errReattachUnsettled)
+	if err != nil {
+		moving()
+		switch {
+		case errors.Is(err, quorum.ErrNotHeld):
+			return false // another owner's: the refusal stands
+		case errors.Is(err, quorum.ErrTokenUnsettled):
+			c.writeErr(errReattachUnsettled)
+		default:
+			c.writeErr(err)
+		}
 		return true
-	case err != nil:
-		c.writeErr(err)
-		return true
-	case hungUp != nil:
-		c.writeErr(hungUp)
-		return true
+	}
+	answered := false
+	c.afterReply = func(delivered bool) {
+		defer moving()
+		if delivered && answered && !c.lapsed {
+			// The lock is this connection's: a connection of the same
+			// owner that still has it booked with an earlier round (here;
+			// a live replica's renewals no longer reach it) neither renews
+			// it nor releases it at its close.
+			s.unbookBefore(a.key, a.owner, c.peer, g.Round)
+			return
+		}
+		s.moveBack(c.peer, id, g, before, had)
 	}
 	e, err := s.engine.TokenOf(c.ctx, a.key)
-	if hungUp = c.peer.context().Err(); hungUp != nil {
-		// Hung up before the answer: as above, this connection keeps
-		// nothing (its close releases nothing), and the connections here
-		// that booked the lock before renew it by this round.
-		s.sessions.drop(c.peer, id)
-		s.sessions.adopt(a.key, a.owner, g.Round)
-		c.writeErr(hungUp)
-		return true
-	}
-	// Answered from here on: a connection of the same owner that still
-	// has the lock booked with an earlier round (here; a live replica's
-	// renewals no longer reach it) neither renews it nor releases it at
-	// its close.
-	s.unbookBefore(a.key, a.owner, c.peer, g.Round)
 	switch {
+	case c.peer.context().Err() != nil:
+		c.writeErr(c.peer.context().Err())
 	case err != nil:
 		c.writeErr(err)
 	case !e.Found || e.Value != a.owner:
 		// Gone since the extend (its window cannot have ended: the
 		// extend just renewed it; a force release did it): not held.
-		s.sessions.drop(c.peer, id)
 		c.writeNull()
 	case e.Token == 0:
 		// Held, but its holders' notes do not agree on one token yet (a
@@ -119,9 +106,30 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		// the rest, and never answers a token that is not the lock's.
 		c.writeErr(errReattachNoToken)
 	default:
+		answered = true
 		c.wr.WriteInt64(e.Token)
 	}
 	return true
+}
+
+// moveBack undoes a re-attach its client was not answered: the booking it
+// made on p goes without a release (or back to before, when p had the lock
+// booked already: had), and the lock's note names the round it moved it
+// from again, where it still names the re-attach's.
+func (s *Server) moveBack(p peer, id sessionKey, g quorum.Grant, before sessionLock, had bool) {
+	if had {
+		s.sessions.rebook(before, g.ReplyBy.Add(s.engine.MinValidity()))
+	} else {
+		s.sessions.drop(p, id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.WriteTimeout)
+	defer cancel()
+	n, err := s.engine.Unreattach(ctx, id.key, id.owner, g)
+	s.sessions.movedBack.Add(1)
+	if err != nil || n < s.engine.Quorum() {
+		s.opts.logger.Debug("a re-attach its client was not answered moved back on fewer than a quorum of nodes (a later re-attach moved the others, the lock is gone, or nodes failed)",
+			"moved_back", n, "err", err)
+	}
 }
 
 // reattachHook, nil but in tests, is called once a re-attach's round moved

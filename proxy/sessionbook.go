@@ -2,32 +2,16 @@ package proxy
 
 import (
 	"time"
-
-	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// The session book's lookups, and what a re-attach does to it
+// The session book's lookups, and the count of re-attaches under way
 // (proxy/reattach.go): the renewer and the bookings are in sessions.go.
 
-// adopt moves every booking of (key, owner) made with an earlier round,
-// on any connection, to round: a re-attach whose connection hung up moved
-// the lock there and booked nothing (proxy/reattach.go). A booking of a
-// later re-attach keeps its own.
-func (ss *sessions) adopt(key, owner, round string) {
-	id := sessionKey{key, owner}
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	for _, mine := range ss.book {
-		if l := mine[id]; l != nil && quorum.RoundBefore(l.round, round) {
-			l.round = round
-		}
-	}
-}
-
 // move counts a re-attach of id under way through this replica; the
-// returned func ends it. While one is, a renewal that finds the lock not
-// held by its booking's round keeps the booking: the re-attach may hand
-// its round over (adopt), or unbook it.
+// returned func ends it (once its reply was written, and the re-attach
+// kept or moved back). While one is, a renewal that finds the lock not
+// held by its booking's round keeps the booking: the re-attach may move
+// the lock back to it, or unbook it.
 func (ss *sessions) move(id sessionKey) func() {
 	ss.mu.Lock()
 	if ss.moving == nil {
@@ -81,4 +65,24 @@ func (ss *sessions) count() int {
 		n += len(mine)
 	}
 	return n
+}
+
+// booking is a copy of p's booking of id, if it has one.
+func (ss *sessions) booking(p peer, id sessionKey) (sessionLock, bool) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if l := ss.book[p][id]; l != nil {
+		return *l, true
+	}
+	return sessionLock{}, false
+}
+
+// rebook books l again as it was (a re-attach on its own connection that
+// moved back, proxy/reattach.go), its window ending no earlier than until
+// (the re-attach's extend, which stays).
+func (ss *sessions) rebook(l sessionLock, until time.Time) {
+	if until.Before(l.until) {
+		until = l.until
+	}
+	ss.addAs(l.c, l.user, l.id, l.ttl, until, l.round, l.token)
 }

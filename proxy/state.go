@@ -71,8 +71,9 @@ type client struct {
 	lastCmd   atomic.Pointer[command]
 	quit      bool
 	subs      subscriptions
-	authFails int // failed AUTHs on this connection
-	preAuth   int // commands before AUTH
+	authFails int        // failed AUTHs on this connection
+	preAuth   int        // commands before AUTH
+	awaiting  []*request // of the batch being answered, those whose afterReply runs once it is written
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.

@@ -84,6 +84,7 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 		if err == nil && v.Note == NoteFenced {
 			g.Token = v.Token // the fenced token it moved: its renewals confirm and restore it (Lease.Granted)
 		}
+		g.Prior = v.Round
 		return g, err
 	}
 }

@@ -1,17 +1,16 @@
-//go:build openfindings
-
 package proxy
 
-// Open findings of helper-68 (go test -tags openfindings -run
-// 'TestReattachHungUp|TestPipelinedReattach' ./proxy): a re-attach its
-// client never saw answered (a pipeline neighbour held the reply; or it
-// went through another replica than the lock's booking) still moves the
-// lock for good. Fix planned: undo the move (a compare-and-set of the
-// note back to the round the re-attach read) when the client hangs up
-// before the reply is flushed.
+// Findings of helper-68 on 9ea287d (both failed on 3b1aa24 too): a
+// re-attach its client never saw answered (a pipeline neighbour held the
+// reply; or it went through another replica than the lock's booking) moved
+// the lock for good, and the holder's first connection lost it with no
+// fault. Fixed: an unanswered re-attach moves the lock back
+// (proxy/reattach.go, quorum.Engine.Unreattach), and a renewer keeps a
+// booking whose lock its owner holds under another round (sessionmoved.go).
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ import (
 // releases the lock (its round is the backends'), while X, told it holds
 // it and never told otherwise, is open; another owner takes it. (Hung up
 // before the token read ended, the lock goes back to X: 9ea287d.)
-func TestPipelinedReattachHungUpBeforeItsReplyReleasesTheHoldersLock(t *testing.T) {
+func TestPipelinedReattachHungUpBeforeItsReplyMovesBack(t *testing.T) {
 	const ttl = 3000 // ms
 	var nodes []quorum.Node
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
@@ -74,7 +73,7 @@ func TestPipelinedReattachHungUpBeforeItsReplyReleasesTheHoldersLock(t *testing.
 // renewals find the lock not held by it and drop it. Nobody renews the
 // lock; it expires while X, told it holds it and never told otherwise, is
 // open, and another owner takes it.
-func TestReattachHungUpThroughAnotherReplicaLosesTheHoldersLock(t *testing.T) {
+func TestReattachHungUpThroughAnotherReplicaMovesBack(t *testing.T) {
 	const ttl = 1500 // ms
 	addrs := redistest.Addrs(redistest.Start(t, 3))
 	var delay atomic.Int32
@@ -133,5 +132,58 @@ func TestReattachHungUpThroughAnotherReplicaLosesTheHoldersLock(t *testing.T) {
 		if !errors.Is(err, redis.Nil) {
 			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
 		}
+	}
+}
+
+// A connection that re-attaches the lock it holds itself and is answered
+// an error (its token read timed out on every node: NOQUORUM) keeps the
+// lock, renewed by the booking it had: the re-attach moved it back, and
+// its booking is the one it had before, not none.
+func TestOwnReattachAnsweredAnErrorKeepsTheLock(t *testing.T) {
+	const ttl = 1500 // ms
+	addrs := redistest.Addrs(redistest.Start(t, 3))
+	var delay atomic.Int32
+	seen := make(chan struct{}, 16)
+	var nodes []quorum.Node
+	for _, a := range addrs {
+		nodes = append(nodes, slowReads{Node: backend.NewNode(&redis.Options{Addr: a}), key: "k", delay: &delay, d: 600 * time.Millisecond, seen: seen})
+	}
+	addr := serveSessions(t, nodes, quorum.WithNodeTimeout(300*time.Millisecond))
+	hook := func(stage string) {
+		if stage == "moved" {
+			delay.Store(3) // the token read that follows times out on every node
+		}
+	}
+	reattachHook.Store(&hook)
+	t.Cleanup(func() { reattachHook.Store(nil) })
+	ctx := t.Context()
+	x, thief := dialOne(t, addr, 20*time.Second), dialOne(t, addr, 20*time.Second)
+	token := sessionWhenReady(t, x, "k", "o", ttl)
+	if _, err := x.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64(); err == nil || !strings.HasPrefix(err.Error(), "NOQUORUM") {
+		t.Fatalf("the re-attach with its token read timing out answered %v; want NOQUORUM", err)
+	}
+	reattachHook.Store(nil)
+	for end := time.Now().Add(3 * ttl * time.Millisecond); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		tok, err := thief.Do(ctx, "LOCK.ACQUIRE", "k", "thief", 1000).Int64()
+		if err == nil {
+			t.Fatalf("another owner got token %d while X (told token %d, open) holds the lock: its own unanswered re-attach left it booked nowhere", tok, token)
+		}
+		if !errors.Is(err, redis.Nil) {
+			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
+		}
+	}
+	if got, err := x.Do(ctx, "LOCK.TOKEN", "k").Int64(); err != nil || got != token {
+		t.Fatalf("X's LOCK.TOKEN = %d, %v; want %d", got, err, token)
+	}
+	_ = x.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := thief.Do(ctx, "LOCK.ACQUIRE", "k", "thief", 1000).Int64(); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("X's close did not release the lock it kept")
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
