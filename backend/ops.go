@@ -49,7 +49,7 @@ func keysOf(op quorum.Op) []string {
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpDel, quorum.OpSetXX:
 		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
 	case quorum.OpReattach, quorum.OpUnreattach:
-		return []string{op.Key, quorum.MetaKey(op.Key)}
+		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PriorKey(op.Key)}
 	case quorum.OpUnmark:
 		return []string{quorum.MetaKey(op.Key)}
 	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay

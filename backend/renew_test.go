@@ -261,3 +261,54 @@ func TestUnreattachAgainstRedis(t *testing.T) {
 		t.Fatalf("extend by the first round after unreattach = %+v", r)
 	}
 }
+
+// The chain of rounds: an unreattach puts back the round its re-attach
+// replaced on this backend (not the one it read), and one whose round a
+// later re-attach replaced takes itself out of the chain, so that moving
+// the later one back lands on a round some connection books.
+func TestUnreattachFollowsTheChainAgainstRedis(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	c := s.Client()
+	noted := func() string { r, _, _ := strings.Cut(c.Get(t.Context(), quorum.MetaKey("k")).Val(), " "); return r }
+	step := func(op quorum.Op) bool {
+		r := do(t, n, op)
+		if r.Err != nil {
+			t.Fatalf("%+v: %v", op, r.Err)
+		}
+		return r.OK
+	}
+	reattach := func(round string) {
+		if !step(quorum.Op{Kind: quorum.OpReattach, Key: "k", Value: "me", TTL: 5 * time.Second, Pad: 2 * time.Millisecond, Round: round}) {
+			t.Fatalf("re-attach %s refused", round)
+		}
+	}
+	undo := func(round, read string) bool {
+		return step(quorum.Op{Kind: quorum.OpUnreattach, Key: "k", Value: "me", Round: round, IfEq: read})
+	}
+	if !step(quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "a0@", Pad: 2 * time.Millisecond}) {
+		t.Fatal("SetNX refused")
+	}
+	// Two re-attaches that both read a0; the later replaced the first here.
+	reattach("1.1000.1^r1@")
+	reattach("1.1020.1^r2@")
+	if !undo("1.1020.1^r2@", "a0@") || noted() != "1.1000.1^r1@" {
+		t.Fatalf("unreattach of the later one: note names %q; want the round it replaced, 1.1000.1^r1@", noted())
+	}
+	// A chain: r3 read r1, r4 read r3. r3 moves back first (r4 replaced it
+	// already: nothing moves), then r4: back to r1, not to r3.
+	reattach("2.1100.1^r3@")
+	reattach("3.1200.1^r4@")
+	if undo("2.1100.1^r3@", "1.1000.1^r1@") || noted() != "3.1200.1^r4@" {
+		t.Fatalf("unreattach of a replaced round moved the note: %q", noted())
+	}
+	if !undo("3.1200.1^r4@", "2.1100.1^r3@") || noted() != "1.1000.1^r1@" {
+		t.Fatalf("unreattach after the chain's splice: note names %q; want 1.1000.1^r1@", noted())
+	}
+	if !undo("1.1000.1^r1@", "a0@") || noted() != "a0@" {
+		t.Fatalf("last unreattach: note names %q; want a0@", noted())
+	}
+	if got := c.HLen(t.Context(), quorum.PriorKey("k")).Val(); got != 0 {
+		t.Fatalf("the chain keeps %d rounds after every re-attach moved back", got)
+	}
+}

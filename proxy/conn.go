@@ -76,12 +76,13 @@ func (c *client) serve() {
 }
 
 // replied runs the afterReply of each request of the batch just written
-// (request.afterReply), in order.
+// (request.afterReply), the last first: a re-attach moved back undoes
+// what the ones after it did first.
 func (c *client) replied(delivered bool) {
 	waiting := c.awaiting
 	c.awaiting = nil
-	for _, r := range waiting {
-		r.afterReply(delivered)
+	for i := len(waiting) - 1; i >= 0; i-- {
+		waiting[i].afterReply(delivered)
 	}
 }
 

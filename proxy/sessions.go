@@ -230,8 +230,11 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	for _, mine := range ss.book {
 		for _, l := range mine {
 			switch left := l.until.Sub(now); {
-			case left <= ss.s.engine.MinValidity() && l.away:
-				ss.dropLocked(l) // its holder re-attached it elsewhere: not lost
+			case left <= ss.s.engine.MinValidity() && (l.away || ss.moving[l.id] > 0):
+				// Its owner holds it under another round, which may move
+				// back to this booking (sessionmoved.go): tried on until
+				// a read finds the lock gone.
+				due = append(due, l)
 			case left <= ss.s.engine.MinValidity():
 				ss.dropLocked(l)
 				ss.lose(l, errWindowEnded)
@@ -270,7 +273,9 @@ func (ss *sessions) renewDue(ctx context.Context) {
 			ss.renewed.Add(1)
 		case errors.Is(err, quorum.ErrNotHeld) && (ss.moving[l.id] > 0 || l.round != leases[i].Round):
 			// A re-attach through this replica is moving the lock (it
-			// may move it back to this booking): the next tick tells.
+			// may move it back to this booking): the next tick tells,
+			// after its window too (its owner holds the lock).
+			l.away = true
 		case errors.Is(err, quorum.ErrNotHeld):
 			gone = append(gone, l)
 		}

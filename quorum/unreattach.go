@@ -10,9 +10,12 @@ import (
 // (the client hung up before the reply went out, or the reply was an
 // error), so the client may rely on the connection that booked the lock
 // before, on this replica or another, and the re-attaching one books
-// nothing. Each node that still names g's round names g.Prior again; a
-// node a later re-attach moved keeps that one's round (it succeeded or
-// will be undone the same way). The lock's value, token, TTL and
+// nothing. Each node that still names g's round names again the round
+// g's re-attach replaced there (the node keeps each re-attach's replaced
+// round, PriorKey; g.Prior, the round it read, where it no longer does);
+// a node a later re-attach moved keeps that one's round, and g's round
+// leaves the node's chain, so that the later one, moved back too, names
+// what g's replaced: never a round no connection books. The lock's value, token, TTL and
 // lock-delay stay as they are: the lock is its owner's either way, and a
 // longer TTL only delays other owners.
 //
