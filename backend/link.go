@@ -6,7 +6,10 @@ package backend
 // repairs, pub/sub). Measured on one acquire and release over five
 // redis-servers (BenchmarkRoundRedis/engine): 382 allocations with
 // go-redis's pipeline (its commands, a context and timer per batch, a
-// health peek per checkout), 172 with this link, the engine's included.
+// health peek per checkout), 172 with this link, 62 once each call's keys
+// and arguments went into the worker's reused buffers (encode.go), the
+// socket check was made once per link and replies were read into reused
+// slices; the engine's included.
 
 import (
 	"bufio"
@@ -29,6 +32,10 @@ type link struct {
 	conn net.Conn
 	r    *bufio.Reader
 	out  []byte // the batch being written, reused
+
+	raw  syscall.RawConn // the socket under conn, for alive (nil: none)
+	peek func(fd uintptr) bool
+	open bool // peek's verdict
 }
 
 // linkFor returns the worker's link, dialling one (with the handshake and
@@ -67,26 +74,37 @@ func (l *link) alive() bool {
 	if l.r.Buffered() > 0 {
 		return false
 	}
+	if l.raw == nil {
+		return true // the next batch finds out
+	}
+	l.open = false
+	err := l.raw.Read(l.peek)
+	return err == nil && l.open
+}
+
+// watchSocket readies alive: the socket under the link's connection (a
+// close_notify or a reset of a TLS link shows there too; a byte read there
+// was unexpected anyway), and the peek it runs, both made once.
+func (l *link) watchSocket() {
 	conn := l.conn
 	if tc, ok := conn.(*tls.Conn); ok {
-		conn = tc.NetConn() // a close_notify or a reset shows there too; a byte read there was unexpected anyway
+		conn = tc.NetConn()
 	}
 	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		return true // the next batch finds out
+		return
 	}
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return false
+		return
 	}
-	open := false
-	err = raw.Read(func(fd uintptr) bool {
+	l.raw = raw
+	l.peek = func(fd uintptr) bool {
 		var b [1]byte
 		n, err := syscall.Read(int(fd), b[:])
-		open = n < 0 && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
+		l.open = n < 0 && (errors.Is(err, syscall.EAGAIN) || errors.Is(err, syscall.EWOULDBLOCK))
 		return true // never wait
-	})
-	return err == nil && open
+	}
 }
 
 // dial connects to the backend as go-redis would with n's options: the
@@ -121,6 +139,7 @@ func (n *Node) dial(deadline time.Time) (*link, error) {
 		conn = tc
 	}
 	l := &link{conn: conn, r: bufio.NewReaderSize(conn, 16<<10)}
+	l.watchSocket()
 	if err := l.handshake(o, deadline); err != nil {
 		_ = conn.Close()
 		return nil, err

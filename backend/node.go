@@ -29,7 +29,10 @@ type Node struct {
 	client *redis.Client
 	opt    *redis.Options // the link dials with these (link.go)
 	addr   string
-	link   *link                    // the lock path's connection: the worker's own
+	link   *link   // the lock path's connection: the worker's own
+	enc    encoder // the worker's: each call's keys and arguments
+	vals   []any   // the worker's: a batch's replies
+	errs   []error
 	fixed  atomic.Pointer[identity] // given by SetIdentity, for servers that report none
 
 	watchMu sync.Mutex
@@ -218,19 +221,21 @@ func (n *Node) exec(batch []call) {
 	if len(live) == 0 {
 		return
 	}
-	vals, errs := n.send(live, latest, false)
+	n.vals, n.errs = resize(n.vals, len(live)), resize(n.errs, len(live))
+	vals, errs := n.vals, n.errs
+	n.send(live, latest, false, vals, errs)
 	// A backend that restarted or flushed its scripts answers NOSCRIPT to
 	// EVALSHA: send those again as EVAL, which also reloads the script.
 	var retry []call
 	var at []int
 	for i, err := range errs {
-		var rerr *quorum.ReplyError
-		if errors.As(err, &rerr) && strings.HasPrefix(rerr.Msg, "NOSCRIPT") {
+		if rerr, ok := err.(*quorum.ReplyError); ok && strings.HasPrefix(rerr.Msg, "NOSCRIPT") {
 			retry, at = append(retry, live[i]), append(at, i)
 		}
 	}
 	if len(retry) > 0 {
-		again, againErrs := n.send(retry, latest, true)
+		again, againErrs := make([]any, len(retry)), make([]error, len(retry))
+		n.send(retry, latest, true, again, againErrs)
 		for j, i := range at {
 			vals[i], errs[i] = again[j], againErrs[j]
 		}
@@ -238,40 +243,50 @@ func (n *Node) exec(batch []call) {
 	for i, c := range live {
 		c.done(replyOf(c.op, vals[i], errs[i]))
 	}
+	clear(vals) // no reply outlives its batch here
+	clear(errs)
+}
+
+// resize returns s (or a larger slice) with length n.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n || cap(s) > 4096 && n < 1024 {
+		return make([]T, n)
+	}
+	return s[:n]
 }
 
 // send writes calls as one batch on the link (EVAL with eval, else
-// EVALSHA) and reads their replies under deadline: each call's value and
-// error (a server's error reply is a *quorum.ReplyError). A transport
-// error fails the calls it left unanswered and drops the link.
-func (n *Node) send(calls []call, deadline time.Time, eval bool) ([]any, []error) {
-	vals, errs := make([]any, len(calls)), make([]error, len(calls))
-	fail := func(from int, err error) ([]any, []error) {
+// EVALSHA) and reads their replies under deadline into vals and errs (as
+// long as calls): each call's value and error (a server's error reply is a
+// *quorum.ReplyError). A transport error fails the calls it left
+// unanswered and drops the link.
+func (n *Node) send(calls []call, deadline time.Time, eval bool, vals []any, errs []error) {
+	fail := func(from int, err error) {
 		for i := from; i < len(calls); i++ {
 			errs[i] = err
 		}
 		n.dropLink()
-		return vals, errs
 	}
 	l, err := n.linkFor(deadline)
 	if err != nil {
-		return fail(0, err)
+		fail(0, err)
+		return
 	}
 	l.out = l.out[:0]
 	for _, c := range calls {
-		cmd := commandOf(c.op)
-		l.out = appendScript(l.out, cmd.s, eval, cmd.keys, cmd.args)
+		s := n.enc.command(c.op)
+		l.out = appendScript(l.out, s, eval, n.enc.keys, n.enc.args)
 	}
 	if err := l.send(deadline); err != nil {
-		return fail(0, err)
+		fail(0, err)
+		return
 	}
 	for i := range calls {
 		v, err := readReply(l.r)
-		var rerr *quorum.ReplyError
-		if err != nil && !errors.As(err, &rerr) {
-			return fail(i, err)
+		if _, server := err.(*quorum.ReplyError); err != nil && !server { // readReply returns a server's error unwrapped
+			fail(i, err)
+			return
 		}
 		vals[i], errs[i] = v, err
 	}
-	return vals, errs
 }

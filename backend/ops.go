@@ -15,155 +15,159 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// keysOf lists the keys a script for op touches.
-func keysOf(op quorum.Op) []string {
+// keysOf appends the keys a script for op touches.
+func (e *encoder) keysOf(op quorum.Op) {
 	switch op.Kind {
 	case quorum.OpSetNX:
 		switch {
 		case op.Fair: // fenced, and waits its turn
-			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux),
-				quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux},
+				key{queueP, op.Key}, key{queueLeaseP, op.Key})
+			return
 		case op.Aux != "": // fenced
-			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
+			return
 		}
-		return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key)} // refused while waiters queue
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{queueP, op.Key}) // refused while waiters queue
+		return
 	case quorum.OpDelIfEq:
 		if op.Fair { // and tell whether waiters are queued
-			return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key), quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key}, key{queueP, op.Key}, key{queueLeaseP, op.Key})
+			return
 		}
-		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
+		return
 	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
-		return []string{quorum.QueueKey(op.Key), quorum.QueueLeaseKey(op.Key)}
+		e.keys = append(e.keys, key{queueP, op.Key}, key{queueLeaseP, op.Key})
+		return
 	case quorum.OpQueueBeats:
-		keys := make([]string, 0, 2*len(*op.Leases))
 		for _, l := range *op.Leases {
-			keys = append(keys, quorum.QueueKey(l.Key), quorum.QueueLeaseKey(l.Key))
+			e.keys = append(e.keys, key{queueP, l.Key}, key{queueLeaseP, l.Key})
 		}
-		return keys
+		return
 	case quorum.OpRenew:
-		keys := make([]string, 0, 2*len(*op.Leases))
 		for _, l := range *op.Leases {
-			keys = append(keys, l.Key, quorum.MetaKey(l.Key))
+			e.keys = append(e.keys, key{"", l.Key}, key{metaP, l.Key})
 		}
-		return keys
+		return
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpDel, quorum.OpSetXX:
-		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PinKey(op.Key)}
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
+		return
 	case quorum.OpReattach, quorum.OpUnreattach:
-		return []string{op.Key, quorum.MetaKey(op.Key), quorum.PriorKey(op.Key)}
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{priorP, op.Key})
+		return
 	case quorum.OpUnmark:
-		return []string{quorum.MetaKey(op.Key)}
+		e.keys = append(e.keys, key{metaP, op.Key})
+		return
 	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay
 		if op.Aux != "" {
-			return []string{op.Key, quorum.MetaKey(op.Key), op.Aux, quorum.CountersKey, quorum.WriterKey(op.Aux), quorum.QueueKey(op.Key)}
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
+			return
 		}
-		return []string{op.Key, quorum.MetaKey(op.Key), quorum.QueueKey(op.Key)}
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{queueP, op.Key})
+		return
 	case quorum.OpRaise, quorum.OpFixToken:
 		if op.Aux != "" { // and note the token beside lock Aux
-			return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key), op.Aux, quorum.MetaKey(op.Aux)}
+			e.keys = append(e.keys, key{"", op.Key}, key{"", quorum.CountersKey}, key{writerP, op.Key}, key{"", op.Aux}, key{metaP, op.Aux})
+			return
 		}
-		return []string{op.Key, quorum.CountersKey, quorum.WriterKey(op.Key)}
+		e.keys = append(e.keys, key{"", op.Key}, key{"", quorum.CountersKey}, key{writerP, op.Key})
+		return
 	}
 	if op.Aux != "" {
-		return []string{op.Key, op.Aux}
+		e.keys = append(e.keys, key{"", op.Key}, key{"", op.Aux})
+		return
 	}
-	return []string{op.Key}
+	e.keys = append(e.keys, key{"", op.Key})
 }
 
-// command is the script op runs on a backend: which one, over which keys,
-// with which arguments.
-type command struct {
-	s    *script
-	keys []string
-	args []any
-}
-
-func commandOf(op quorum.Op) command {
-	keys := keysOf(op)
-	script := func(s *script, args ...any) command { return command{s, keys, args} }
-	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+// command sets e's keys and arguments to those of the script op runs on a
+// backend, and returns the script.
+func (e *encoder) command(op quorum.Op) *script {
+	e.keys, e.args = e.keys[:0], e.args[:0]
+	e.keysOf(op)
+	script := func(s *script, args ...arg) *script { e.args = append(e.args, args...); return s }
+	ms := func(d time.Duration) arg { return num(d.Milliseconds()) }
 	switch op.Kind {
 	case quorum.OpSetNX:
 		if op.Fair {
-			return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.AuxTTL), op.Value)
+			return script(acquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), ms(op.AuxTTL), str(op.Value))
 		}
-		return script(acquireScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), ms(op.AuxTTL))
+		return script(acquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), ms(op.AuxTTL))
 	case quorum.OpQueueTail:
-		return script(queueScript, "tail")
+		return script(queueScript, str("tail"))
 	case quorum.OpEnqueue:
-		return script(queueScript, "add", op.Value, op.N, ms(op.TTL))
+		return script(queueScript, str("add"), str(op.Value), num(op.N), ms(op.TTL))
 	case quorum.OpQueueBeat:
-		return script(queueScript, "beat", op.Value, ms(op.TTL))
+		return script(queueScript, str("beat"), str(op.Value), ms(op.TTL))
 	case quorum.OpDequeue:
-		return script(queueScript, "del", op.Value)
+		return script(queueScript, str("del"), str(op.Value))
 	case quorum.OpQueueBeats:
-		args := make([]any, 0, 2*len(*op.Leases))
 		for _, l := range *op.Leases {
-			args = append(args, l.Value, ms(l.TTL))
+			e.args = append(e.args, str(l.Value), ms(l.TTL))
 		}
-		return script(queueBeatsScript, args...)
+		return queueBeatsScript
 	case quorum.OpUndo:
-		return script(undoScript, op.Value, op.Round)
+		return script(undoScript, str(op.Value), str(op.Round))
 	case quorum.OpDelIfEq:
-		return script(delIfEqScript, op.Value, op.Round, op.Mark)
+		return script(delIfEqScript, str(op.Value), str(op.Round), str(op.Mark))
 	case quorum.OpUnmark:
-		return script(unmarkScript, op.Value)
+		return script(unmarkScript, str(op.Value))
 	case quorum.OpPExpireIfEq:
-		return script(extendScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.N)
+		return script(extendScript, str(op.Value), ms(op.TTL), ms(op.Pad), str(op.Round), num(op.N))
 	case quorum.OpReattach:
-		return script(reattachScript, op.Value, ms(op.TTL), ms(op.Pad), op.Round, op.IfEq)
+		return script(reattachScript, str(op.Value), ms(op.TTL), ms(op.Pad), str(op.Round), str(op.IfEq))
 	case quorum.OpUnreattach:
-		return script(unreattachScript, op.Value, op.Round, op.IfEq)
+		return script(unreattachScript, str(op.Value), str(op.Round), str(op.IfEq))
 	case quorum.OpRenew:
 		if op.N != 1 { // a renewal that restores nothing
-			args := make([]any, 0, 5*len(*op.Leases)+1)
 			for _, l := range *op.Leases {
-				args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, l.Granted)
+				e.args = append(e.args, str(l.Value), ms(l.TTL), ms(l.Pad), str(l.Round), num(l.Granted))
 			}
-			return script(pexpireIfEqScript, append(args, "-")...)
+			return script(pexpireIfEqScript, str("-"))
 		}
-		args := make([]any, 0, 6*len(*op.Leases)+1) // restore, noted with its token part and this lock-delay
-		for _, l := range *op.Leases {
+		for _, l := range *op.Leases { // restore, noted with its token part and this lock-delay
 			token := cmp.Or(l.Token, "0") // not agreed: a fenced lock's note without its token
 			if l.Token == quorum.NoToken {
 				token = ""
 			}
-			args = append(args, l.Value, ms(l.TTL), ms(l.Pad), l.Round, l.Granted, token)
+			e.args = append(e.args, str(l.Value), ms(l.TTL), ms(l.Pad), str(l.Round), num(l.Granted), str(token))
 		}
-		return script(pexpireIfEqScript, append(args, ms(op.AuxTTL))...)
+		return script(pexpireIfEqScript, ms(op.AuxTTL))
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:
 		return script(delScript)
 	case quorum.OpSetXX:
 		if op.IfEq != "" {
-			return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.Aux, op.IfEq)
+			return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq))
 		}
-		return script(setXXScript, op.Value, ms(op.TTL), op.Round, ms(op.Pad), op.Aux)
+		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux))
 	case quorum.OpHashAcquire:
-		return script(hashAcquireScript, op.Value, ms(op.TTL), op.Round)
+		return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round))
 	case quorum.OpHashRelease:
-		return script(hashReleaseScript, op.Value, ms(op.TTL), ms(op.AuxTTL))
+		return script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL))
 	case quorum.OpHashExtend:
-		return script(hashExtendScript, op.Value, ms(op.TTL))
+		return script(hashExtendScript, str(op.Value), ms(op.TTL))
 	case quorum.OpHashLease:
-		return script(hashLeaseScript, ms(op.TTL), [...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N])
+		return script(hashLeaseScript, ms(op.TTL), str([...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N]))
 	case quorum.OpHashUnhold:
 		all := "1"
 		if op.N == 0 {
 			all = "all"
 		}
-		return script(hashUnholdScript, op.Value, all, ms(op.AuxTTL), "1")
+		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"))
 	case quorum.OpHashSetHolds:
-		return script(hashSetHoldsScript, op.Value, op.N, ms(op.TTL), ms(op.AuxTTL), "0")
+		return script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"))
 	case quorum.OpHashGet:
-		return script(hashGetScript, op.Value)
+		return script(hashGetScript, str(op.Value))
 	case quorum.OpRaise:
 		if op.Tentative { // a first raise: the token noted tentative
-			return script(raiseScript, op.N, op.Round, op.Value, "?")
+			return script(raiseScript, num(op.N), str(op.Round), str(op.Value), str("?"))
 		}
-		return script(raiseScript, op.N, op.Round, op.Value)
+		return script(raiseScript, num(op.N), str(op.Round), str(op.Value))
 	case quorum.OpFixToken:
-		return script(raiseScript, op.N, op.Round, op.Value, "fix")
+		return script(raiseScript, num(op.N), str(op.Round), str(op.Value), str("fix"))
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
 }

@@ -15,8 +15,8 @@ import (
 )
 
 // appendScript appends EVALSHA (or EVAL, with the script's text) of s over
-// keys and args.
-func appendScript(b []byte, s *script, eval bool, keys []string, args []any) []byte {
+// keys with args.
+func appendScript(b []byte, s *script, eval bool, keys []key, args []arg) []byte {
 	b = appendHeader(b, '*', 3+len(keys)+len(args))
 	if eval {
 		b = appendBulk(appendBulk(b, "EVAL"), s.src)
@@ -25,10 +25,16 @@ func appendScript(b []byte, s *script, eval bool, keys []string, args []any) []b
 	}
 	b = appendInt(b, int64(len(keys)))
 	for _, k := range keys {
-		b = appendBulk(b, k)
+		b = appendHeader(b, '$', len(k.prefix)+len(k.name))
+		b = append(append(b, k.prefix...), k.name...)
+		b = append(b, '\r', '\n')
 	}
 	for _, a := range args {
-		b = appendArg(b, a)
+		if a.isInt {
+			b = appendInt(b, a.n)
+		} else {
+			b = appendBulk(b, a.s)
+		}
 	}
 	return b
 }
@@ -63,21 +69,6 @@ func appendBulkBytes(b, s []byte) []byte {
 	b = appendHeader(b, '$', len(s))
 	b = append(b, s...)
 	return append(b, '\r', '\n')
-}
-
-// appendArg appends one script argument as go-redis would send it.
-func appendArg(b []byte, a any) []byte {
-	switch v := a.(type) {
-	case string:
-		return appendBulk(b, v)
-	case int64:
-		return appendInt(b, v)
-	case int:
-		return appendInt(b, int64(v))
-	case []byte:
-		return appendBulkBytes(b, v)
-	}
-	panic(fmt.Sprintf("backend: script argument of type %T", a))
 }
 
 // errNil is a nil reply where a command answers one value: go-redis's
@@ -140,8 +131,7 @@ func readValue(r *bufio.Reader, depth int) (any, error) {
 		out := make([]any, n)
 		for i := range out {
 			v, err := readValue(r, depth+1)
-			var rerr *quorum.ReplyError
-			if errors.As(err, &rerr) {
+			if rerr, ok := err.(*quorum.ReplyError); ok {
 				v, err = rerr, nil // an error inside an array is a value
 			}
 			if err != nil {

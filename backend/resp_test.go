@@ -56,9 +56,9 @@ func TestReadReply(t *testing.T) {
 // here, decoded back as an array of bulk strings.
 func TestAppendScript(t *testing.T) {
 	s := newScript("return 1")
-	b := appendScript(nil, s, false, []string{"k", "m"}, []any{"v", int64(30000), 7, []byte("r")})
+	b := appendScript(nil, s, false, []key{{"", "k"}, {metaP, "k"}}, []arg{str("v"), num(30000), num(-7), str("")})
 	got, err := readReply(bufio.NewReader(strings.NewReader(string(b))))
-	want := []any{"EVALSHA", s.sha, "2", "k", "m", "v", "30000", "7", "r"}
+	want := []any{"EVALSHA", s.sha, "2", "k", quorum.MetaKey("k"), "v", "30000", "-7", ""}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("EVALSHA written as %q, read back %#v, %v; want %#v", b, got, err, want)
 	}
