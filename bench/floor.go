@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"log"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The floor section (issue 27): SET NX PX through limitproxy, a bare redcon
@@ -66,17 +70,40 @@ func (e *env) buildFloor(src string) (string, error) {
 }
 
 // floorTarget is one server the section measures, by its name in the
-// measurements.
+// measurements, and the redis-servers behind it.
 type floorTarget struct {
-	name string
-	p    *proxyProc
+	name     string
+	p        *proxyProc
+	backends []string
+}
+
+// backendCPU is the CPU time the redis-servers at addrs used so far, in
+// µs (INFO cpu: used_cpu_user + used_cpu_sys); NaN when one cannot say.
+func backendCPU(addrs []string) float64 {
+	total := 0.0
+	for _, a := range addrs {
+		c := redis.NewClient(&redis.Options{Addr: a, Protocol: 2})
+		info, err := c.Info(context.Background(), "cpu").Result()
+		_ = c.Close()
+		if err != nil {
+			return math.NaN()
+		}
+		for _, line := range strings.Split(info, "\r\n") {
+			k, v, _ := strings.Cut(line, ":")
+			if k == "used_cpu_user" || k == "used_cpu_sys" {
+				f, _ := strconv.ParseFloat(v, 64)
+				total += f * 1e6
+			}
+		}
+	}
+	return total
 }
 
 // startFloorTargets starts the section's servers: limitproxy over 5
 // redis-servers of its own (skipped, with the reason, when it cannot be
 // found or built), this tree's proxy and the baseline's over 5 others.
-func startFloorTargets(e *env, root, floorDir, baseline string) (floor *proxyProc, proxy, base *proxyProc, skipped string) {
-	backends := e.startBackends(5)
+func startFloorTargets(e *env, root, floorDir, baseline string) (floor *proxyProc, proxy, base *proxyProc, backends, floorBackends []string, skipped string) {
+	backends = e.startBackends(5)
 	proxy = e.startProxy(e.buildProxy(root), backends)
 	if baseline != "" {
 		base = e.startProxy(e.buildProxyAt(root, baseline), backends)
@@ -85,19 +112,20 @@ func startFloorTargets(e *env, root, floorDir, baseline string) (floor *proxyPro
 		floorDir = findFloor(root)
 	}
 	if floorDir == "off" || floorDir == "" {
-		return nil, proxy, base, "limitproxy not found: no " + floorSrc + " above " + root + " (set -floor)"
+		return nil, proxy, base, backends, nil, "limitproxy not found: no " + floorSrc + " above " + root + " (set -floor)"
 	}
 	bin, err := e.buildFloor(floorDir)
 	if err != nil {
-		return nil, proxy, base, err.Error()
+		return nil, proxy, base, backends, nil, err.Error()
 	}
-	floor = e.startServer(bin, "limitproxy", "-backends", strings.Join(e.startBackends(5), ","))
-	return floor, proxy, base, ""
+	floorBackends = e.startBackends(5)
+	floor = e.startServer(bin, "limitproxy", "-backends", strings.Join(floorBackends, ","))
+	return floor, proxy, base, backends, floorBackends, ""
 }
 
 // measureFloor runs the section's cases once, in an order rotated by run,
 // into m under "floor/...".
-func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyProc) (failures []string) {
+func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyProc, backends, floorBackends []string) (failures []string) {
 	// A case whose redis-benchmark stopped at an error reply (NOQUORUM on
 	// backend timeouts when the shared machine is loaded) runs again, up
 	// to twice, then has no sample in this run; the report lists each failure.
@@ -119,27 +147,30 @@ func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyPr
 			}
 		}
 	}
-	targets := []floorTarget{{"n5", proxy}}
+	targets := []floorTarget{{"n5", proxy, backends}}
 	if floor != nil {
-		targets = append(targets, floorTarget{"floor", floor})
+		targets = append(targets, floorTarget{"floor", floor, floorBackends})
 	}
 	if base != nil {
-		targets = append(targets, floorTarget{"base5", base})
+		targets = append(targets, floorTarget{"base5", base, backends})
 	}
 	for i := 0; i < run%len(targets); i++ { // the same moment for each, in turn first
 		targets = append(targets[1:], targets[0])
 	}
 	for _, p := range []int{1, 16} {
 		for _, t := range targets {
-			before := cpuTicks(t.p.cmd.Process.Pid)
+			before, bBefore := cpuTicks(t.p.cmd.Process.Pid), backendCPU(t.backends)
 			r, err := bench(t.p.addr, 50, p, requests, setCommand...)
 			if err != nil {
 				continue
 			}
-			ticks := cpuTicks(t.p.cmd.Process.Pid) - before
+			ticks, bUsed := cpuTicks(t.p.cmd.Process.Pid)-before, backendCPU(t.backends)-bBefore
 			m.add(fmt.Sprintf("floor/set/P%d/%s", p, t.name), r.rps)
 			if tries == 1 { // a failed try sent an unknown number of requests
 				m.add(fmt.Sprintf("floor/cpu/P%d/%s", p, t.name), float64(ticks)*1e4/float64(requests)) // 1 tick = 10 ms = 1e4 µs
+				if !math.IsNaN(bUsed) {
+					m.add(fmt.Sprintf("floor/bcpu/P%d/%s", p, t.name), bUsed/float64(requests))
+				}
 			}
 		}
 		if r, err := bench(proxy.addr, 50, p, requests, fencedCommand...); err == nil {
@@ -172,7 +203,10 @@ func floorReport(m measurements, runs, requests int, baseline, skipped string, f
 	fmt.Fprintf(&b, "\n## Against the floor (issue 27): limitproxy over 5 other redis-servers, proxy N=5\n\n")
 	fmt.Fprintf(&b, "Medians of %d runs, the servers measured in turn within each run. `SET lock:__rand_int__ v NX PX 30000`, 50 clients, "+
 		"%d requests; p50 at one client over %d requests; CPU: the process's utime+stime (/proc, 10 ms ticks) over the `-P 16` case, "+
-		"divided by its requests.\n\n", runs, requests, requests/5)
+		"divided by its requests; the backends' CPU: their INFO `used_cpu_user` + `used_cpu_sys` over the same case. On this machine "+
+		"the backends share the cores with the proxy and the load generator, so the floor's lead in requests/s follows the CPU a "+
+		"round costs in all of them together: a plain `SET` per backend for the floor, a script per backend for the proxy "+
+		"(its notes, lock-delay and queue check).\n\n", runs, requests, requests/5)
 	hasFloor, hasBase := skipped == "", baseline != ""
 	if !hasFloor {
 		fmt.Fprintf(&b, "Floor rows skipped: %s.\n\n", skipped)
@@ -204,6 +238,7 @@ func floorReport(m measurements, runs, requests int, baseline, skipped string, f
 	row("`SET NX PX`, `-P 16` (requests/s)", "floor/set/P16", "%.0f", ">= 1.0x", func(r float64) bool { return r >= 1 })
 	row("p50 at one client (ms)", "floor/p50", "%.3f", "<= 1.1x", func(r float64) bool { return r <= 1.1 })
 	row("CPU per `SET NX PX` round, `-P 16` (µs; target: at most half the baseline's)", "floor/cpu/P16", "%.1f", "", nil)
+	row("its 5 backends' CPU per `SET NX PX` round, `-P 16` (µs)", "floor/bcpu/P16", "%.1f", "", nil)
 	b.WriteString("\n| `LOCK.ACQUIRE fenced:__rand_int__ v 30000` through the proxy N=5 | requests/s | `SET NX PX` | ratio | target | |\n|---|---|---|---|---|---|\n")
 	for _, p := range []int{1, 16} {
 		fenced, set := md(fmt.Sprintf("floor/fenced/P%d/n5", p)), md(fmt.Sprintf("floor/set/P%d/n5", p))
@@ -221,7 +256,7 @@ func floorReport(m measurements, runs, requests int, baseline, skipped string, f
 // runFloor starts the section's servers, measures runs times and returns
 // the report.
 func runFloor(e *env, root, floorDir, baseline string, runs, requests int) string {
-	floor, proxy, base, skipped := startFloorTargets(e, root, floorDir, baseline)
+	floor, proxy, base, backends, floorBackends, skipped := startFloorTargets(e, root, floorDir, baseline)
 	if skipped != "" {
 		log.Printf("floor rows skipped: %s", skipped)
 	}
@@ -229,7 +264,7 @@ func runFloor(e *env, root, floorDir, baseline string, runs, requests int) strin
 	var failures []string
 	for run := 1; run <= runs; run++ {
 		log.Printf("floor section: run %d of %d", run, runs)
-		failures = append(failures, measureFloor(m, run, requests, floor, proxy, base)...)
+		failures = append(failures, measureFloor(m, run, requests, floor, proxy, base, backends, floorBackends)...)
 	}
 	return floorReport(m, runs, requests, baseline, skipped, failures)
 }
