@@ -53,8 +53,8 @@ func (e *encoder) keysOf(op quorum.Op) {
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpDel, quorum.OpSetXX:
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
 		return
-	case quorum.OpReattach, quorum.OpUnreattach:
-		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{priorP, op.Key})
+	case quorum.OpReattach:
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
 		return
 	case quorum.OpUnmark:
 		e.keys = append(e.keys, key{metaP, op.Key})
@@ -117,8 +117,6 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(extendScript, str(op.Value), ms(op.TTL), ms(op.Pad), str(op.Round), num(op.N))
 	case quorum.OpReattach:
 		return script(reattachScript, str(op.Value), ms(op.TTL), ms(op.Pad), str(op.Round), str(op.IfEq))
-	case quorum.OpUnreattach:
-		return script(unreattachScript, str(op.Value), str(op.Round), str(op.IfEq))
 	case quorum.OpRenew:
 		if op.N != 1 { // a renewal that restores nothing
 			for _, l := range *op.Leases {

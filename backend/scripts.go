@@ -65,8 +65,6 @@ var (
 	queueBeatsLua string
 	//go:embed scripts/marknew.lua
 	markNewLua string
-	//go:embed scripts/unreattach.lua
-	unreattachLua string
 	//go:embed scripts/tokenpart.lua
 	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
 
@@ -78,7 +76,6 @@ var (
 	pexpireIfEqScript  = newScript(pexpireIfEqLua)
 	extendScript       = newScript(extendLua)
 	reattachScript     = newScript(tokenPartLua + reattachLua)
-	unreattachScript   = newScript(unreattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
 	hashAcquireScript  = newScript(hashAcquireLua)
 	hashReleaseScript  = newScript(hashReleaseLua)

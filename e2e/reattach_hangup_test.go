@@ -109,19 +109,16 @@ func readAfterReattachHold(key string, backend int, armed *atomic.Bool, d time.D
 	}
 }
 
-// TestReattachHungUpAfterItsBookingReleasesTheHoldersLock: connection X
-// holds a session lock (booked, renewed). The client re-attaches it on Y,
-// same replica; Y's round moves the lock and the moved callback, seeing no
-// hang-up yet, unbooks X and books Y. Then the reply waits for TokenOf,
-// a read that waits for every backend: one link is slow (300 ms,
-// node_timeout 1 s: no fault). The client times out at 100 ms and hangs
-// Y up; Y's close releases Y's booking, whose round the backends name:
-// the lock is deleted while X, told it holds it and never told otherwise,
-// is open, and another owner takes it. (Hung up before the moved callback,
-// adopt hands the round to X: TestHungUpReattachLeavesTheHolderItsLock;
-// a few milliseconds later, the lock is released.)
-func TestReattachHungUpAfterItsBookingReleasesTheHoldersLock(t *testing.T) {
-	const key, ttl = "attack:late-hangup", 1500
+// TestReattachHungUpDuringItsTokenReadBindsTheLock: connection X holds a
+// session lock. The client re-attaches it on Y, same replica; Y's round
+// moves the lock and Y books it, then the reply waits for TokenOf, a read
+// that waits for every backend: one link is slow (300 ms, node_timeout
+// 1 s: no fault). The client times out at 100 ms and hangs Y up: the lock
+// was Y's once the round was sent, and Y's close releases it at once; X's
+// close then releases nothing (helper-67 saw this release as a loss of X's
+// lock, under an earlier contract).
+func TestReattachHungUpDuringItsTokenReadBindsTheLock(t *testing.T) {
+	const key, ttl = "attack:late-hangup", 10000 // ms: an expiry would take this long
 	servers := redistest.Start(t, 3)
 	var armed atomic.Bool
 	h := replicaThrough(t, servers, readAfterReattachHold(key, 0, &armed, 300*time.Millisecond), func(c *config.Config) {
@@ -146,10 +143,27 @@ func TestReattachHungUpAfterItsBookingReleasesTheHoldersLock(t *testing.T) {
 	_ = y.Close()
 	time.Sleep(400 * time.Millisecond)
 	armed.Store(false)
-	thief := redis.NewClient(&redis.Options{Addr: h.Addr, MaxRetries: -1})
+	releasedAtYsClose(t, h.Addr, x, key, ttl, yerr, token)
+}
+
+// releasedAtYsClose checks the re-attach contract after connection Y,
+// which re-attached key and hung up, closed: the lock was Y's, so Y's
+// close released it (another owner gets it within 3 s, long before its
+// TTL of ttl ms), and X, which held it before, releases nothing at its
+// own close.
+func releasedAtYsClose(t *testing.T, addr string, x *redis.Client, key string, ttl int, yerr error, token int64) {
+	t.Helper()
+	ctx := t.Context()
+	thief := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer thief.Close()
-	if tok := thiefGets(t, thief, key, 3*ttl*time.Millisecond); tok != 0 {
-		t.Fatalf("another owner got token %d while connection X (told token %d, open, no fault) holds the lock; Y's abandoned re-attach answered %v; X's LOCK.TOKEN now: %v",
-			tok, token, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
+	tok := thiefGets(t, thief, key, 3*time.Second)
+	if tok == 0 {
+		t.Fatalf("no other owner got the lock within 3 s of Y's close (TTL %d ms): Y's re-attach (answered %v) moved the lock to Y, whose close releases it; X's LOCK.TOKEN: %v",
+			ttl, yerr, x.Do(ctx, "LOCK.TOKEN", key).Val())
+	}
+	_ = x.Close()
+	time.Sleep(300 * time.Millisecond)
+	if n, err := thief.Do(ctx, "LOCK.EXTEND", key, "thief", 5000).Int64(); err != nil || n != 1 {
+		t.Fatalf("the new owner's LOCK.EXTEND after X's close = %d, %v; want 1 (token %d, X had %d)", n, err, tok, token)
 	}
 }

@@ -107,9 +107,9 @@ func (s *Server) unbook(key, owner string) { s.unbookBefore(key, owner, nil, "")
 
 // unbookBefore is unbook of owner's bookings of key made with a round not
 // after round (any, when round is ""), except connection keep's: a
-// re-attach through keep moved the lock to round, and was answered. When
-// keep's booking names a later round (a later re-attach through keep),
-// the bookings before that one go as well.
+// re-attach through keep moved the lock to round. When keep's booking
+// names a later round (a later re-attach through keep), the bookings
+// before that one go as well.
 func (s *Server) unbookBefore(key, owner string, keep peer, round string) {
 	type booked struct {
 		p  peer

@@ -33,7 +33,6 @@ func (c *client) serve() {
 			c.s.logPanic("connection panicked; closed it", r)
 		}
 		c.cancel()
-		c.replied(false) // a batch a panic cut short: its replies never went out
 		_ = c.nc.Close()
 		c.unsubscribeAll()
 		c.s.sessions.closed(c) // its connection-bound locks go with it
@@ -64,25 +63,12 @@ func (c *client) serve() {
 		}
 		c.pushMu.Lock()
 		c.run(cmds, arrived)
-		hungUp := len(c.awaiting) > 0 && c.hungUp()
 		_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
 		err = c.wr.Flush()
 		c.pushMu.Unlock()
-		c.replied(!hungUp && err == nil)
 		if !c.end() || err != nil || c.quit {
 			return
 		}
-	}
-}
-
-// replied runs the afterReply of each request of the batch just written
-// (request.afterReply), the last first: a re-attach moved back undoes
-// what the ones after it did first.
-func (c *client) replied(delivered bool) {
-	waiting := c.awaiting
-	c.awaiting = nil
-	for i := len(waiting) - 1; i >= 0; i-- {
-		waiting[i].afterReply(delivered)
 	}
 }
 
@@ -151,7 +137,7 @@ func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 	if len(cmds) == 1 {
 		r := c.newRequest(c.wr, arrived)
 		c.dispatch(r, cmds[0].Args)
-		c.settle(r)
+		r.settle()
 		return
 	}
 	var (
@@ -200,17 +186,8 @@ func (c *client) run(cmds []redcon.Command, arrived time.Time) {
 	}
 	waitAll()
 	for _, r := range replies {
-		c.settle(r)
+		r.settle()
 		c.wr.WriteRaw(r.wr.Buffer())
-	}
-}
-
-// settle settles r's reply (request.settle) and, when r waits for its
-// reply to go out (afterReply), queues it for replied.
-func (c *client) settle(r *request) {
-	r.settle()
-	if r.afterReply != nil {
-		c.awaiting = append(c.awaiting, r)
 	}
 }
 

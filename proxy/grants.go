@@ -22,8 +22,10 @@ func (s *Server) track(c *request, kind roundKind, start time.Time, g quorum.Gra
 // sessionsRenewed reports whether every one of the request's n grants is a
 // session lock (or a re-attach) whose window, as the renewer has moved it
 // since the round, still leaves the minimum validity: its reply may go out
-// late without promising more than is held (a re-attach answered late
-// keeps the lock on this connection; one that lapsed moves it back).
+// late without promising more than is held. A re-attach cannot be rolled
+// back (the lock was the owner's before it), so answering it, once renewed,
+// is the only answer that leaves the lock with a connection that knows it
+// holds it.
 func (c *request) sessionsRenewed(now time.Time, n int) bool {
 	c.grantsMu.Lock()
 	ids := c.sessions
@@ -63,11 +65,10 @@ func (c *request) settle() {
 	if !lapsed {
 		return
 	}
-	c.lapsed = true
 	if allMoved(grants) {
 		// Re-attaches: nothing to revoke (the lock was the owner's
-		// before); unanswered, each moves back to where it was once the
-		// reply is written (reattach.go).
+		// before), and the round moved it to this connection's booking,
+		// which keeps renewing it; only the token is not answered.
 		c.s.metrics.lapsed.Add(1)
 		c.wr.SetBuffer(c.wr.Buffer()[:c.mark])
 		c.writeErr(errReattachLapsed)
@@ -98,5 +99,5 @@ func allMoved(grants []quorum.Grant) bool {
 	return len(grants) > 0
 }
 
-var errReattachLapsed = respError("NOQUORUM re-attached, but the reply could not be written while the lock's window lasted; " +
-	"it stays where it was: send LOCK.ACQUIRE again")
+var errReattachLapsed = respError("NOQUORUM re-attached to this connection, but the reply could not be written while the lock's window lasted; " +
+	"it stays with this connection: send LOCK.ACQUIRE again for its token")

@@ -74,23 +74,3 @@ func (c *client) watch(done chan struct{}) {
 		return
 	}
 }
-
-// hungUpCheck is how long hungUp waits for the client's next bytes.
-const hungUpCheck = time.Millisecond
-
-// hungUp reports whether the client hung up by now, when no watch runs (a
-// batch is about to be answered): it reads what the client sent meanwhile
-// (kept for the reader, as a watch does) until hungUpCheck passes with
-// nothing more or the connection ends, so a hang-up after pipelined bytes
-// counts too. A request whose effect stands only once answered
-// (request.afterReply) pays this wait; no other does.
-func (c *client) hungUp() bool {
-	if c.ctx.Err() != nil {
-		return true
-	}
-	done := make(chan struct{})
-	_ = c.nc.SetReadDeadline(time.Now().Add(hungUpCheck))
-	c.watch(done)
-	_ = c.nc.SetReadDeadline(time.Time{})
-	return c.ctx.Err() != nil
-}

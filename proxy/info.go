@@ -79,8 +79,8 @@ func (s *Server) infoStats() string {
 	rb, rbFailed := s.engine.Rollbacks()
 	fmt.Fprintf(&b, "rollbacks:%d\r\nrollback_failures:%d\r\n", rb, rbFailed)
 	ss := &s.sessions
-	fmt.Fprintf(&b, "session_locks:%d\r\nsession_renewal_rounds:%d\r\nsession_renewed:%d\r\nsession_lost:%d\r\nsession_released:%d\r\nsession_reattaches_moved_back:%d\r\n",
-		ss.count(), ss.renewals.Load(), ss.renewed.Load(), ss.lost.Load(), ss.released.Load(), ss.movedBack.Load())
+	fmt.Fprintf(&b, "session_locks:%d\r\nsession_renewal_rounds:%d\r\nsession_renewed:%d\r\nsession_lost:%d\r\nsession_released:%d\r\n",
+		ss.count(), ss.renewals.Load(), ss.renewed.Load(), ss.lost.Load(), ss.released.Load())
 	fmt.Fprintf(&b, "limit_refusals:%d\r\nrefusal_backoffs:%d\r\n", m.refusals.Load(), m.backoffs.Load())
 	for k := range nKinds {
 		for o := range nOutcomes {

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"context"
 	"errors"
 	"sync/atomic"
 	"time"
@@ -24,25 +23,19 @@ import (
 // holders reconnect to another replica and re-attach them there, so a
 // rolling upgrade behind a load balancer loses no lock.
 //
-// A re-attach moves the lock for good only once its client was answered:
-// the token written to a connection that had not hung up. One that was not
-// (the client hung up before its reply went out, with a pipeline
-// neighbour holding it back or not; or the reply was an error) books
-// nothing and moves the lock back (quorum.Engine.Unreattach) to the round
-// it moved it from, whose connection, here or on another replica, was
-// never told otherwise and renews it on: a renewer that finds the lock
-// held by its owner under another round keeps its booking, past its
-// window too, until a read finds the lock gone (sessionmoved.go). Each
-// backend keeps the round each re-attach replaced there, so a move back
-// lands on the round it replaced, and the moves back of a pipeline run
-// the last first.
+// The lock moves when the re-attach's round is sent, as a ZooKeeper
+// session moves to the server a client reconnects through: answered or
+// not. This connection books the round as soon as it is decided, whatever
+// the verdict (a round that failed to reach a quorum in time may still
+// have landed), and its close releases what the round moved here; a
+// connection the lock was booked on before no longer holds it, here (once
+// the round succeeded, its booking goes) or on another replica (its
+// renewals and its release name its old round). A client that sends a
+// re-attach and does not see it succeed (it hung up, timed out, or was
+// answered an error) re-attaches again on a live connection before it
+// relies on the lock: the answer there says whether it still holds it.
+// Only a client that hangs up before the round is sent moves nothing.
 //
-// Still open (proxy/openfindings_reattach_test.go, tag openfindings): a
-// reply written but lost on its way to the client, or a replica stalled
-// between its move and its booking, moves the lock for good; both need a
-// two-phase move (the old round kept beside the new one until the new
-// connection shows it read its answer).
-
 // Nothing is granted that the owner did not hold: the extend round succeeds
 // only where a quorum holds key with owner's value, exactly as LOCK.EXTEND's
 // (owner is the capability either way). A lock that expired meanwhile and
@@ -54,15 +47,12 @@ import (
 // failed); false leaves the refusal to the caller.
 func (s *Server) reattach(c *request, a acquireArgs) bool {
 	// Watched while it runs: a client that hangs up before the round is
-	// sent cancels it; one that hangs up later, until its reply is written
-	// (client.hungUp), is not answered, and the lock moves back
-	// (afterReply).
+	// sent cancels it (nothing moves); once sent, it runs to its verdict.
 	leave := c.peer.watchHangup()
 	defer leave()
-	id := sessionKey{a.key, a.owner}
-	before, had := s.sessions.booking(c.peer, id) // this connection's own, if it re-attaches what it holds
-	moving := s.sessions.move(id)
 	start := time.Now()
+	id := sessionKey{a.key, a.owner}
+	defer s.sessions.move(id)()
 	g, err := s.engine.Reattach(c.ctx, a.key, a.owner, a.ttl, func(g quorum.Grant) {
 		// Booked here, before the next re-attach of this lock through this
 		// replica runs (its round moves the lock again): the last booking
@@ -73,40 +63,29 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		c.bookSession(id, a.ttl, g)
 	})
 	s.track(c, kindExtend, start, g, err)
-	if err != nil {
-		moving()
-		switch {
-		case errors.Is(err, quorum.ErrNotHeld):
-			return false // another owner's: the refusal stands
-		case errors.Is(err, quorum.ErrTokenUnsettled):
-			c.writeErr(errReattachUnsettled)
-		default:
-			c.writeErr(err)
-		}
+	switch {
+	case errors.Is(err, quorum.ErrNotHeld):
+		return false // another owner's: the refusal stands
+	case errors.Is(err, quorum.ErrTokenUnsettled):
+		c.writeErr(errReattachUnsettled)
+		return true
+	case err != nil:
+		c.writeErr(err) // booked all the same where the round was sent: see above
 		return true
 	}
-	answered := false
-	c.afterReply = func(delivered bool) {
-		defer moving()
-		if delivered && answered && !c.lapsed {
-			// The lock is this connection's: a connection of the same
-			// owner that still has it booked with an earlier round (here;
-			// a live replica's renewals no longer reach it) neither renews
-			// it nor releases it at its close.
-			s.unbookBefore(a.key, a.owner, c.peer, g.Round)
-			return
-		}
-		s.moveBack(c.peer, id, g, before, had)
-	}
+	// The lock is this connection's: a connection of the same owner that
+	// has it booked with an earlier round here no longer holds it (its
+	// renewals would not reach it anyway), nor releases anything at its
+	// close.
+	s.unbookBefore(a.key, a.owner, c.peer, g.Round)
 	e, err := s.engine.TokenOf(c.ctx, a.key)
 	switch {
-	case c.peer.context().Err() != nil:
-		c.writeErr(c.peer.context().Err())
 	case err != nil:
 		c.writeErr(err)
 	case !e.Found || e.Value != a.owner:
 		// Gone since the extend (its window cannot have ended: the
 		// extend just renewed it; a force release did it): not held.
+		s.sessions.drop(c.peer, id)
 		c.writeNull()
 	case e.Token == 0:
 		// Held, but its holders' notes do not agree on one token yet (a
@@ -114,35 +93,9 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		// the rest, and never answers a token that is not the lock's.
 		c.writeErr(errReattachNoToken)
 	default:
-		answered = true
 		c.wr.WriteInt64(e.Token)
 	}
 	return true
-}
-
-// moveBack undoes a re-attach its client was not answered: the booking it
-// made on p goes without a release (or back to before, when p had the lock
-// booked already: had), and the lock's note names the round it moved it
-// from again, where it still names the re-attach's.
-func (s *Server) moveBack(p peer, id sessionKey, g quorum.Grant, before sessionLock, had bool) {
-	switch round, booked := s.sessions.roundOf(p, id); {
-	case !booked || round != g.Round:
-		// p's booking is another request's since (a later re-attach
-		// through p, answered or moved back first: replied runs the
-		// last first), or released.
-	case had:
-		s.sessions.rebook(before, g.ReplyBy.Add(s.engine.MinValidity()))
-	default:
-		s.sessions.drop(p, id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.WriteTimeout)
-	defer cancel()
-	n, err := s.engine.Unreattach(ctx, id.key, id.owner, g)
-	s.sessions.movedBack.Add(1)
-	if err != nil || n < s.engine.Quorum() {
-		s.opts.logger.Debug("a re-attach its client was not answered moved back on fewer than a quorum of nodes (a later re-attach moved the others, the lock is gone, or nodes failed)",
-			"moved_back", n, "err", err)
-	}
 }
 
 // reattachHook, nil but in tests, is called once a re-attach's round moved

@@ -30,13 +30,6 @@ type request struct {
 	grantsMu sync.Mutex
 	grants   []quorum.Grant // what its reply says was granted
 	sessions []sessionKey   // session locks its grants booked
-	lapsed   bool           // settle replaced its reply: nothing it says was granted is answered
-
-	// afterReply, set by a handler whose effect stands only once its
-	// client was answered (a re-attach, reattach.go), runs after the batch's
-	// replies were written: delivered, they went out to a connection that
-	// had not hung up (as far as its hang-up watch could tell).
-	afterReply func(delivered bool)
 }
 
 func (c *client) newRequest(wr *redcon.Writer, arrived time.Time) *request {

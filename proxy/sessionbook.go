@@ -8,10 +8,10 @@ import (
 // (proxy/reattach.go): the renewer and the bookings are in sessions.go.
 
 // move counts a re-attach of id under way through this replica; the
-// returned func ends it (once its reply was written, and the re-attach
-// kept or moved back). While one is, a renewal that finds the lock not
-// held by its booking's round keeps the booking: the re-attach may move
-// the lock back to it, or unbook it.
+// returned func ends it. While one is, a renewal that finds the lock not
+// held by its booking's round keeps the booking for the next tick: the
+// re-attach unbooks it once it succeeded, rather than the renewer counting
+// a moved lock as lost.
 func (ss *sessions) move(id sessionKey) func() {
 	ss.mu.Lock()
 	if ss.moving == nil {
@@ -65,24 +65,4 @@ func (ss *sessions) count() int {
 		n += len(mine)
 	}
 	return n
-}
-
-// booking is a copy of p's booking of id, if it has one.
-func (ss *sessions) booking(p peer, id sessionKey) (sessionLock, bool) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	if l := ss.book[p][id]; l != nil {
-		return *l, true
-	}
-	return sessionLock{}, false
-}
-
-// rebook books l again as it was (a re-attach on its own connection that
-// moved back, proxy/reattach.go), its window ending no earlier than until
-// (the re-attach's extend, which stays).
-func (ss *sessions) rebook(l sessionLock, until time.Time) {
-	if until.Before(l.until) {
-		until = l.until
-	}
-	ss.addAs(l.c, l.user, l.id, l.ttl, until, l.round, l.token)
 }

@@ -41,9 +41,6 @@ type sessionLock struct {
 	// nodes still name it (the holder may have re-attached it elsewhere).
 	round string
 	token int64 // the fencing token its grant or re-attach answered (0: none)
-	// away: its last renewal found the lock held by its owner under
-	// another round (re-attached elsewhere, sessionmoved.go).
-	away bool
 }
 
 // sessions is the server's book of session locks and their renewer.
@@ -62,7 +59,6 @@ type sessions struct {
 
 	renewals, renewed, lost, released atomic.Int64
 	left                              atomic.Int64 // left to their TTL by a graceful shutdown
-	movedBack                         atomic.Int64 // re-attaches moved back: their clients were not answered (reattach.go)
 
 	lossLog lossLog            // rate-limits the lost-lock warnings
 	pending map[peer]int       // session acquires under way, per connection (sessionlimits.go)
@@ -230,11 +226,6 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	for _, mine := range ss.book {
 		for _, l := range mine {
 			switch left := l.until.Sub(now); {
-			case left <= ss.s.engine.MinValidity() && (l.away || ss.moving[l.id] > 0):
-				// Its owner holds it under another round, which may move
-				// back to this booking (sessionmoved.go): tried on until
-				// a read finds the lock gone.
-				due = append(due, l)
 			case left <= ss.s.engine.MinValidity():
 				ss.dropLocked(l)
 				ss.lose(l, errWindowEnded)
@@ -261,28 +252,26 @@ func (ss *sessions) renewDue(ctx context.Context) {
 	if h := renewHook.Load(); h != nil {
 		(*h)("renewed")
 	}
-	var gone []*sessionLock
 	ss.mu.Lock()
+	defer ss.mu.Unlock()
 	for i, l := range due {
 		if ss.book[l.c][l.id] != l {
 			continue // released or replaced meanwhile
 		}
 		switch err := errs[i]; {
 		case err == nil:
-			l.until, l.away = now.Add(l.ttl), false
+			l.until = now.Add(l.ttl)
 			ss.renewed.Add(1)
-		case errors.Is(err, quorum.ErrNotHeld) && (ss.moving[l.id] > 0 || l.round != leases[i].Round):
-			// A re-attach through this replica is moving the lock (it
-			// may move it back to this booking): the next tick tells,
-			// after its window too (its owner holds the lock).
-			l.away = true
+		case errors.Is(err, quorum.ErrNotHeld) && ss.moving[l.id] > 0:
+			// A re-attach through this replica is moving the lock: it
+			// unbooks this booking once it succeeded; else the next
+			// tick tells.
 		case errors.Is(err, quorum.ErrNotHeld):
-			gone = append(gone, l)
+			ss.dropLocked(l)
+			ss.lose(l, err)
 		}
 		// Otherwise (no quorum now) the next tick tries again while the window lasts.
 	}
-	ss.mu.Unlock()
-	ss.lostOrAway(ctx, gone)
 }
 
 // renewHook, nil but in tests, is called in renewDue once the due locks

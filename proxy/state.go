@@ -71,9 +71,8 @@ type client struct {
 	lastCmd   atomic.Pointer[command]
 	quit      bool
 	subs      subscriptions
-	authFails int        // failed AUTHs on this connection
-	preAuth   int        // commands before AUTH
-	awaiting  []*request // of the batch being answered, those whose afterReply runs once it is written
+	authFails int // failed AUTHs on this connection
+	preAuth   int // commands before AUTH
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.

@@ -202,7 +202,9 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 	}
 	r.finish(r.unlock)
 	if rerr != nil {
-		return Grant{}, rerr
+		// Sent: where it landed, it wrote its round, for the caller's
+		// window (Reattach books it).
+		return Grant{Round: r.id, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, rerr
 	}
 	return g, nil // nothing to revoke: see Grant.Revoke
 }

@@ -151,9 +151,6 @@ type Grant struct {
 	// lock on the nodes ("" for an extend): a session lock's renewals and
 	// its release at close name it (Lease.Round, ReleaseRound).
 	Round string
-	// Prior is the round a re-attach moved the lock from (Reattach): its
-	// Unreattach moves it back there.
-	Prior string
 
 	revoke func()
 }

@@ -209,7 +209,7 @@ func (f *fakeNode) callCount(op string) int {
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
 	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach", OpHashLease: "hashlease",
-	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue", OpUnmark: "unmark", OpUnreattach: "unreattach"}
+	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue", OpUnmark: "unmark"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -324,8 +324,6 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		return Reply{OK: f.extend(Lease{Key: op.Key, Value: op.Value, TTL: op.TTL, Pad: op.Pad, Round: op.Round}, op.N == 1, false)}
 	case OpReattach:
 		return Reply{OK: f.reattach(op)}
-	case OpUnreattach:
-		return Reply{OK: f.unreattach(op)}
 	case OpRenew:
 		each := make([]bool, len(*op.Leases))
 		for i, l := range *op.Leases {

@@ -67,17 +67,3 @@ func (f *fakeNode) reattach(op Op) bool {
 	f.data[op.Key] = e
 	return true
 }
-
-// unreattach is OpUnreattach: the note names op.IfEq again where the lock
-// holds op.Value and its note names op.Round.
-func (f *fakeNode) unreattach(op Op) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	e, ok := f.data[op.Key]
-	if !ok || e.value != op.Value || e.round != op.Round {
-		return false
-	}
-	e.round = op.IfEq
-	f.data[op.Key] = e
-	return true
-}

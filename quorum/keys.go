@@ -45,12 +45,6 @@ func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 
-// PriorKey lists, for lock key's re-attaches (a hash: round -> the round
-// it moved that backend from), where each one moved the lock from on this
-// backend: an Unreattach of a round puts back exactly what it replaced,
-// and takes itself out of the chain when a later re-attach replaced it.
-func PriorKey(key string) string { return InternalPrefix + "p:" + key }
-
 // PinKey is the promise an extend from outside a lock's session made
 // (Extend, or Overwrite with the holder's value): it holds the lock's value for the TTL that extend answered 1
 // for, and while it does, neither the release at the close of the

@@ -132,12 +132,6 @@ const (
 	// (the lock-delay of a lock whose release had not succeeded yet).
 	// OK: removed.
 	OpUnmark
-
-	// OpUnreattach moves back a re-attach its client did not see succeed
-	// (Unreattach): where lock Key holds Value and its note names Round,
-	// the note names IfEq (the round it moved the lock from) again, its
-	// token, padding and TTLs unchanged. OK: moved back.
-	OpUnreattach
 )
 
 // Op is one single-node operation.

@@ -33,7 +33,10 @@ import (
 //
 // Re-attaches of one lock through one engine run one at a time, each with
 // its moved callback (nil: none): the caller books the grant there, before
-// the next re-attach reads the lock. Each round's landings on a node come
+// the next re-attach reads the lock. moved runs for a round that failed
+// too (ErrNoQuorum, ErrValiditySpent, Grant.Round set): one that did not
+// reach a quorum in time may have landed all the same, and the lock is
+// then where it moved; its booking's renewals tell. Each round's landings on a node come
 // after the last one's (one ordered queue per node), so the last booking is
 // the round the nodes name; two re-attaches booking in the other order left
 // a booking whose renewals reached no node, and the lock expired while its
@@ -48,8 +51,8 @@ func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Durat
 	}
 	defer unlock()
 	g, err := e.reattach(ctx, key, value, ttl)
-	if err == nil && moved != nil {
-		moved(g)
+	if moved != nil && (err == nil || g.Round != "") {
+		moved(g) // failed or not: a round sent may have moved the lock
 	}
 	return g, err
 }
@@ -74,17 +77,19 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 			return Grant{}, err // hung up while the lock was read: nothing sent
 		}
 		// Once sent, a re-attach runs to its verdict whatever becomes of
-		// its caller: a cancel unsends nothing, and moved must know
-		// whether the lock moved (a caller that hung up hands the round to
-		// the lock's other bookings, proxy/reattach.go).
+		// its caller: a cancel unsends nothing, and the lock moves to the
+		// caller's connection whether or not it hears the answer
+		// (proxy/reattach.go).
 		g, err := e.extend(context.WithoutCancel(ctx), Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round, arrival(ctx)), IfEq: v.noteToken()}, ttl)
 		if errors.Is(err, ErrNotHeld) {
 			continue
 		}
+		if err != nil && !errors.Is(err, ErrNoQuorum) && !errors.Is(err, ErrValiditySpent) {
+			g.Round = "" // refused before it was sent
+		}
 		if err == nil && v.Note == NoteFenced {
 			g.Token = v.Token // the fenced token it moved: its renewals confirm and restore it (Lease.Granted)
 		}
-		g.Prior = v.Round
 		return g, err
 	}
 }

@@ -12,17 +12,15 @@
 -- on (Engine.Reattach), final or (the engine read it final on other holders of the round)
 -- tentative: it moves as final (tokenpart.lua). A raise still on its way notes its token only
 -- beside its own round, so a holder that moves keeps the final token for good.
--- Re-attach rounds are ordered: one moves no backend a later one moved. The round it
--- replaced on this backend is kept in KEYS[3] (round -> replaced round) for unreattach.lua.
+-- Re-attach rounds are ordered: one moves no backend a later one moved.
 -- Returns 1 when done, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "string" or redis.call("GET", KEYS[1]) ~= ARGV[1] then
   return 0 -- absent, another owner's, or not a string lock (a Redisson hash lock)
 end
-local pad, rest, prior = 0, "", nil
+local pad, rest = 0, ""
 local note = redis.call("GET", KEYS[2])
 if note then
   local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
-  prior = r
   local part, tent = settledPart(t or "")
   pad, rest = tonumber(p) or 0, tent and " " .. tent or part
   if r and string.sub(r, -1) == "~" then
@@ -62,11 +60,4 @@ if ttl > ms then
 end
 redis.call("PEXPIRE", KEYS[1], ms)
 redis.call("SET", KEYS[2], ARGV[4] .. " " .. newpad .. rest, "PX", ms + delay)
-if prior then
-  -- Where this backend moved from (unreattach.lua puts it back), kept as long as the note.
-  redis.call("HSET", KEYS[3], ARGV[4], prior)
-  if redis.call("PTTL", KEYS[3]) < ms + delay then
-    redis.call("PEXPIRE", KEYS[3], ms + delay)
-  end
-end
 return 1
