@@ -72,6 +72,22 @@ func (c *client) serve() {
 	}
 }
 
+// unheld re-arms the idle timeout of a connection whose last session lock
+// left the book by other means than its own command (lost, moved by a
+// re-attach elsewhere, force-released): it waits in its read with no
+// deadline, armed when that read began while it held the lock. A batch
+// running, or a subscriber, re-arms its own when it next reads.
+func (c *client) unheld() {
+	if c.s.opts.IdleTimeout <= 0 || c.subCount() > 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.busy && !c.closed {
+		_ = c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+	}
+}
+
 // readFailed answers a malformed or oversized request before the connection
 // closes; a closed or timed-out connection gets nothing.
 func (c *client) readFailed(err error) {

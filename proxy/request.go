@@ -108,6 +108,7 @@ type peer interface {
 	context() context.Context // cancelled when the connection closes
 	watchHangup() (leave func())
 	refusalBucket() *refusalBucket // the connection's own refusal budget (refusals.go)
+	unheld()                       // its last session lock left the book (conn.go)
 }
 
 func (c *client) ident() int64                  { return c.id }

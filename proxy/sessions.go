@@ -141,6 +141,7 @@ func (ss *sessions) dropLocked(l *sessionLock) bool {
 	ss.countUser(l.user, -1)
 	if len(ss.book[l.c]) == 0 {
 		delete(ss.book, l.c)
+		l.c.unheld()
 	}
 	return true
 }
