@@ -205,8 +205,9 @@ func TestReattachOrderAgainstRedis(t *testing.T) {
 		{"1.999.9^ef.1@", false, "1.1000.5^cd.1@"},  // one of the same generation sent before, landing late
 		{"1.1000.4^ef.1@", false, "1.1000.5^cd.1@"}, // sent in the same ms, a smaller random part
 		{"1.1000.6^ef.2@", true, "1.1000.6^ef.2@"},
-		{"2.900.1^ab.2@", true, "2.900.1^ab.2@"}, // the next generation, whatever its clock
-		{"1.5000.9^ab.3@", false, "2.900.1^ab.2@"},
+		{"2.900.1^ab.2@", false, "1.1000.6^ef.2@"}, // the next generation, but its request arrived earlier
+		{"2.1000.1^ab.2@", true, "2.1000.1^ab.2@"}, // the next generation, arrived in the same ms
+		{"1.5000.9^ab.3@", true, "1.5000.9^ab.3@"}, // arrived later, whatever round it read
 	} {
 		if got := reattach(step.round); got != step.moves || noted() != step.names {
 			t.Fatalf("re-attach %s = %v, note names %q; want %v, %q", step.round, got, noted(), step.moves, step.names)

@@ -69,6 +69,9 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	case errors.Is(err, quorum.ErrTokenUnsettled):
 		c.writeErr(errReattachUnsettled)
 		return true
+	case errors.Is(err, quorum.ErrSuperseded):
+		c.writeErr(errReattachSuperseded)
+		return true
 	case err != nil:
 		c.writeErr(err) // booked all the same where the round was sent: see above
 		return true
@@ -103,5 +106,7 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 var reattachHook atomic.Pointer[func(stage string)]
 
 var errReattachUnsettled = respError("NOQUORUM the lock is held by this owner, but its holders do not note one token yet (its acquire may still be running); nothing moved: send LOCK.ACQUIRE again")
+
+var errReattachSuperseded = respError("NOQUORUM the lock was re-attached by a request of its owner that arrived after this one; nothing moved here: send LOCK.ACQUIRE again to move it here")
 
 var errReattachNoToken = respError("NOQUORUM re-attached, but its holders do not agree on its token yet; send LOCK.ACQUIRE again")

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -83,7 +84,7 @@ func TestReattachBookingsFollowTheRounds(t *testing.T) {
 			t.Fatalf("another owner got token %d while two live connections had been answered the re-attach: "+
 				"the booking left names a round the backends do not", tok)
 		}
-		if !errors.Is(err, redis.Nil) {
+		if !errors.Is(err, redis.Nil) && !strings.HasPrefix(err.Error(), "NOQUORUM") { // a loaded machine's slow round takes nothing
 			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
 		}
 	}

@@ -64,11 +64,11 @@ func threeNodes(t *testing.T, wrap func(quorum.Node) quorum.Node, extra ...quoru
 func noThief(t *testing.T, thief *redis.Client, d time.Duration, why string) {
 	t.Helper()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		tok, err := thief.Do(t.Context(), "LOCK.ACQUIRE", "k", "thief", 1000).Int64()
+		tok, err := thief.Do(t.Context(), "LOCK.ACQUIRE", "k", "thief", 5000).Int64()
 		if err == nil {
 			t.Fatalf("another owner got token %d while %s", tok, why)
 		}
-		if !errors.Is(err, redis.Nil) {
+		if !errors.Is(err, redis.Nil) && !strings.HasPrefix(err.Error(), "NOQUORUM") { // a loaded machine's slow round takes nothing
 			t.Fatalf("the thief's LOCK.ACQUIRE: %v", err)
 		}
 	}

@@ -32,6 +32,10 @@ var (
 	// lock note (a fenced acquire's raise, or a first TokenOf, still on its
 	// way): it moved nothing; asking again later settles it (Reattach).
 	ErrTokenUnsettled = errors.New("token not settled")
+	// ErrSuperseded: a re-attach found the lock moved by a re-attach of its
+	// owner that arrived after it (a later request, answered or on its
+	// way): it moved nothing (Reattach).
+	ErrSuperseded = errors.New("superseded by a later re-attach")
 	// ErrInvalidTTL: a TTL that is not positive.
 	ErrInvalidTTL = errors.New("quorum: ttl must be positive")
 	// ErrTTLTooLong: a TTL above the engine's maximum (WithMaxTTL).

@@ -70,17 +70,22 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 			return Grant{}, err
 		case !v.Found || v.Value != value || v.Type != TypeString || v.Bound():
 			return Grant{}, ErrNotHeld // a connection-bound lock is not made a session's (reattach.lua)
+		case roundOrder(v.Round)[0] > uint64(max(arrival(ctx).UnixMilli(), 0)):
+			// Moved by a re-attach that arrived after this one (its read
+			// was slow, or its replica paused): the later request wins.
+			return Grant{}, ErrSuperseded
 		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
 		}
 		if err := ctx.Err(); err != nil {
 			return Grant{}, err // hung up while the lock was read: nothing sent
 		}
-		// Once sent, a re-attach runs to its verdict whatever becomes of
-		// its caller: a cancel unsends nothing, and the lock moves to the
-		// caller's connection whether or not it hears the answer
-		// (proxy/reattach.go).
-		g, err := e.extend(context.WithoutCancel(ctx), Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round, arrival(ctx)), IfEq: v.noteToken()}, ttl)
+		// The round waits for the (key, value) slot with ctx (a hang-up
+		// meanwhile sends nothing, startTimed); once sent, it runs to its
+		// verdict whatever becomes of its caller: a cancel unsends
+		// nothing, and the lock moves to the caller's connection whether
+		// or not it hears the answer (proxy/reattach.go).
+		g, err := e.extend(ctx, Op{Kind: OpReattach, Key: key, Value: value, Round: e.reattachRound(v.Round, arrival(ctx)), IfEq: v.noteToken()}, ttl)
 		if errors.Is(err, ErrNotHeld) {
 			continue
 		}
@@ -95,35 +100,38 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 }
 
 // reattachRound is a new re-attach round of a session lock whose holders
-// name round, for a request that arrived at: "<order>^<id>@", its order
-// (generation, arrival time, random part) one generation past round's (an
-// acquire's round is order 0). reattach.lua moves a backend to no round of
-// an order below the one it names: when re-attaches race, each backend
-// keeps the latest that reached it, so the latest of them that succeeds
-// holds every backend it reached, and one whose round a later one overtook
-// on a backend lacks that backend's vote and reads again. Of two
-// re-attaches of one generation (two connections that read the same
-// round), the one whose request arrived later wins: a client that gave up
-// on a re-attach (hung up while its read or its round was on its way, or
-// its replica paused) and re-attached through another replica keeps the
-// lock it was answered, the abandoned round moving no backend the answered
-// one holds when it lands late; stamped with the arrival, not the send, a
-// slow read or a pause cannot make the abandoned one the later. (Two that
-// arrived within the replicas' clock skew of each other are ordered by the
+// name round, for a request that arrived at: "<generation>.<arrival
+// ms>.<random>^<id>@", one generation past round's (an acquire's round is
+// order 0), ordered by arrival first, then generation, then the random
+// part. reattach.lua moves a backend to no round of an order below the one
+// it names: when re-attaches race, each backend keeps the latest that
+// reached it, so the latest of them that succeeds holds every backend it
+// reached, and one whose round a later one overtook on a backend lacks
+// that backend's vote and reads again. The request that arrived later
+// wins: a client that gave up on a re-attach (hung up while its read or
+// its round was on its way, or its replica paused) and re-attached through
+// another replica keeps the lock it was answered, the abandoned round
+// moving no backend the answered one holds when it lands late; and one
+// whose read finds a round that arrived after it sends nothing
+// (ErrSuperseded): stamped with the arrival, not the send, a slow read or
+// a pause cannot make the abandoned one the later (helper-71: ordered by
+// generation first, an abandoned re-attach whose read came late read the
+// answered one's round and outranked it). Two that arrived within the
+// replicas' clock skew of each other are ordered by generation, then the
 // random part.)
 func (e *Engine) reattachRound(round string, at time.Time) string {
 	prev := roundOrder(round)
-	o := order{prev[0] + 1, uint64(max(at.UnixMilli(), 0)), uint64(1 + rand.Uint32N(1<<20-1))}
-	return strconv.FormatUint(o[0], 10) + "." + strconv.FormatUint(o[1], 10) + "." + strconv.FormatUint(o[2], 10) + "^" + e.newRoundID() + SessionMark
+	o := order{uint64(max(at.UnixMilli(), 0)), prev[1] + 1, uint64(1 + rand.Uint32N(1<<20-1))}
+	return strconv.FormatUint(o[1], 10) + "." + strconv.FormatUint(o[0], 10) + "." + strconv.FormatUint(o[2], 10) + "^" + e.newRoundID() + SessionMark
 }
 
 // RoundBefore reports round a ordered below b among one lock's rounds: an
 // acquire's below every re-attach's, re-attaches by their order.
 func RoundBefore(a, b string) bool { return roundOrder(a).before(roundOrder(b)) }
 
-// order is a re-attach round's place among its lock's re-attaches:
-// generation, its request's arrival (Unix ms), random part; compared in
-// that order.
+// order is a re-attach round's place among its lock's re-attaches: its
+// request's arrival (Unix ms), generation, random part, compared in that
+// order (written "<generation>.<arrival>.<random>").
 type order [3]uint64
 
 // before reports o ordered below p.
@@ -152,6 +160,7 @@ func roundOrder(round string) order {
 		}
 		o[i] = n
 	}
+	o[0], o[1] = o[1], o[0] // written generation first, compared arrival first
 	return o
 }
 

@@ -6,23 +6,24 @@ import (
 	"time"
 )
 
-// A re-attach round is one generation past the round it moves from, then
-// ordered by its send time and a random part, so an acquire's round (order
-// zero) and every earlier generation's are below it, and of two re-attaches
-// of one generation the one that arrived later is the larger.
+// A re-attach round is one generation past the round it moves from,
+// ordered by its request's arrival first, then generation, then a random
+// part: an acquire's round (order zero) is below every one, a later
+// generation of the same arrival is above, and of two re-attaches the one
+// that arrived later is the larger, whatever round each read.
 func TestReattachRoundOrder(t *testing.T) {
 	e := &Engine{roundPrefix: "ab"}
 	prev := "ab.1@"
 	for gen := uint64(1); gen <= 5; gen++ {
 		r := e.reattachRound(prev, time.Now())
 		o := roundOrder(r)
-		if o[0] != gen || o[2] == 0 || !strings.HasSuffix(r, SessionMark) || !roundOrder(prev).before(o) {
+		if o[1] != gen || o[2] == 0 || !strings.HasSuffix(r, SessionMark) || !roundOrder(prev).before(o) {
 			t.Fatalf("re-attach round after %q = %q (order %v); want generation %d, a random part, the session mark, above %v", prev, r, o, gen, roundOrder(prev))
 		}
 		prev = r
 	}
 	same := e.reattachRound(prev, time.Now())
-	later := e.reattachRound(prev, time.Now().Add(2*time.Millisecond))
+	later := e.reattachRound("ab.1@", time.Now().Add(2*time.Millisecond)) // an earlier generation, arrived later
 	if !RoundBefore(same, later) || RoundBefore(later, same) || !RoundBefore("ab.1@", same) || !(Grant{Round: later}).Moved() || (Grant{Round: "ab.1@"}).Moved() {
 		t.Fatalf("of one generation, %q sent first is not below %q", same, later)
 	}

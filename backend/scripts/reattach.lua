@@ -26,18 +26,19 @@ if note then
   if r and string.sub(r, -1) == "~" then
     return 0
   end
-  -- Re-attach rounds are ordered ("<generation>.<send ms>.<random>^<id>@", Engine.Reattach; an
-  -- acquire's round is 0.0.0): a backend moves only to a round not below its own, so when two
-  -- re-attaches of the lock race (through two replicas) each backend ends naming the later of
-  -- those that reached it, never two and two.
+  -- Re-attach rounds are ordered ("<generation>.<arrival ms>.<random>^<id>@", Engine.Reattach;
+  -- an acquire's round is 0.0.0), by arrival, then generation, then the random part: a backend
+  -- moves only to a round not below its own, so when two re-attaches of the lock race (through
+  -- two replicas) each backend ends naming the later request of those that reached it, never
+  -- two and two.
   local function order(round)
     local g, t, x = string.match(round or "", "^(%d+)%.(%d+)%.(%d+)%^")
-    return tonumber(g) or 0, tonumber(t) or 0, tonumber(x) or 0
+    return tonumber(t) or 0, tonumber(g) or 0, tonumber(x) or 0
   end
-  local g1, t1, x1 = order(r)
-  local g2, t2, x2 = order(ARGV[4])
-  if g1 > g2 or g1 == g2 and (t1 > t2 or t1 == t2 and x1 > x2) then
-    return 0 -- a later re-attach moved it: it stays that one's
+  local t1, g1, x1 = order(r)
+  local t2, g2, x2 = order(ARGV[4])
+  if t1 > t2 or t1 == t2 and (g1 > g2 or g1 == g2 and x1 > x2) then
+    return 0 -- a later request's re-attach moved it: it stays that one's
   end
 end
 if rest ~= (ARGV[5] == "" and "" or " " .. ARGV[5]) then
