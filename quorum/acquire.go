@@ -268,7 +268,6 @@ func (e *Engine) startTimed(ctx context.Context, op Op, ttl time.Duration) (*tim
 		unlock()
 		return nil, err // its caller hung up while it waited: nothing sent (Reattach); once sent, nothing here heeds ctx
 	}
-
 	need := e.opts.MinValidity
 	if op.Kind == OpReattach {
 		// A re-attach cannot be undone: one that moved the lock and was

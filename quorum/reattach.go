@@ -36,11 +36,11 @@ import (
 // the next re-attach reads the lock. moved runs for a round that failed
 // too (ErrNoQuorum, ErrValiditySpent, Grant.Round set): one that did not
 // reach a quorum in time may have landed all the same, and the lock is
-// then where it moved; its booking's renewals tell. Each round's landings on a node come
-// after the last one's (one ordered queue per node), so the last booking is
-// the round the nodes name; two re-attaches booking in the other order left
-// a booking whose renewals reached no node, and the lock expired while its
-// holder's connections were open.
+// then where it moved; its booking's renewals tell. Each round's landings
+// on a node come after the last one's (one ordered queue per node), so the
+// last booking is the round the nodes name; two re-attaches booking in the
+// other order left a booking whose renewals reached no node, and the lock
+// expired while its holder's connections were open.
 func (e *Engine) Reattach(ctx context.Context, key, value string, ttl time.Duration, moved func(Grant)) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
@@ -118,7 +118,7 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 // generation first, an abandoned re-attach whose read came late read the
 // answered one's round and outranked it). Two that arrived within the
 // replicas' clock skew of each other are ordered by generation, then the
-// random part.)
+// random part.
 func (e *Engine) reattachRound(round string, at time.Time) string {
 	prev := roundOrder(round)
 	o := order{uint64(max(at.UnixMilli(), 0)), prev[1] + 1, uint64(1 + rand.Uint32N(1<<20-1))}
