@@ -124,10 +124,13 @@ func (s *session) reattach(was *redis.Client) bool {
 	ctx, cancel := context.WithDeadline(context.Background(), giveUp)
 	defer cancel()
 	l := s.l
+	var conn *redis.Client
 	for ctx.Err() == nil {
-		conn, err := l.c.ownConn(0)
-		if err != nil {
-			break
+		if conn == nil {
+			var err error
+			if conn, err = l.c.ownConn(0); err != nil {
+				break
+			}
 		}
 		token, err := conn.Do(ctx, "LOCK.ACQUIRE", l.key, l.owner, ttl.Milliseconds(), "SESSION").Int64()
 		if err == nil && token == l.token {
@@ -135,7 +138,15 @@ func (s *session) reattach(was *redis.Client) bool {
 			return true
 		}
 		if err != nil && !errors.Is(err, redis.Nil) && ctx.Err() == nil {
-			_ = conn.Close() // no replica answered yet, or NOQUORUM: again
+			// No replica answered yet (a new connection next), or the
+			// re-attach answered an error (NOQUORUM): it may have moved
+			// the lock to this connection all the same, whose close would
+			// release it, so it is asked again on the same one.
+			var reply redis.Error
+			if !errors.As(err, &reply) {
+				_ = conn.Close()
+				conn = nil
+			}
 			select {
 			case <-ctx.Done():
 			case <-time.After(50 * time.Millisecond):
@@ -145,8 +156,10 @@ func (s *session) reattach(was *redis.Client) bool {
 		if err == nil { // a new grant: the lock was lost meanwhile
 			_ = conn.Do(context.Background(), "LOCK.RELEASE", l.key, l.owner).Err()
 		}
-		_ = conn.Close()
 		break
+	}
+	if conn != nil {
+		_ = conn.Close()
 	}
 	s.once.Do(func() { close(s.done) })
 	return false
