@@ -37,7 +37,7 @@ func (s *Server) acquireBound(c *request, req setArgs) {
 			"must be at least three session ticks (session_tick %v): give the lock a TTL, or set bound_lease or default_ttl", lease, tick)))
 		return
 	}
-	unreserve, err := s.sessions.reserveSession(c.peer, c.userName()) // a session lock: it counts in the limits
+	unreserve, err := s.sessions.reserveSession(c.peer, c.userName(), sessionKey{req.Key, req.Value}) // a session lock: it counts in the limits
 	if err != nil {
 		c.writeErr(err)
 		return

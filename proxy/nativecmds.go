@@ -95,7 +95,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 		return
 	}
 	if a.session {
-		unreserve, err := s.sessions.reserveSession(c.peer, c.userName())
+		unreserve, err := s.sessions.reserveSession(c.peer, c.userName(), sessionKey{a.key, a.owner})
 		if err != nil {
 			c.writeErr(err)
 			return

@@ -12,17 +12,27 @@ import "fmt"
 // reserveSession takes a place for one more session lock of c (of user),
 // or answers which limit is reached. unreserve gives the reservation back
 // once the acquire ended, granted (the booked lock keeps its own place) or not.
-func (ss *sessions) reserveSession(c peer, user string) (unreserve func(), err error) {
+func (ss *sessions) reserveSession(c peer, user string, id sessionKey) (unreserve func(), err error) {
 	lim := ss.s.opts.Limits
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if ss.pending == nil {
 		ss.pending, ss.perUser = map[peer]int{}, map[string]int{}
 	}
+	// A lock this replica has booked already (a re-attach, or its retry on
+	// the connection it moved to) moves, it adds none: it is not refused by
+	// the limits it counts in already (helper-72).
+	here, anywhere := ss.book[c][id] != nil, false
+	for _, mine := range ss.book {
+		if anywhere = mine[id] != nil; anywhere {
+			break
+		}
+	}
 	switch {
+	case here:
 	case lim.MaxSessionLocksPerClient > 0 && len(ss.book[c])+ss.pending[c] >= lim.MaxSessionLocksPerClient:
 		return nil, limitRefusal(fmt.Sprintf("ERR too many session locks on this connection (max_session_locks_per_client %d)", lim.MaxSessionLocksPerClient))
-	case lim.MaxSessionLocksPerUser > 0 && ss.perUser[user] >= lim.MaxSessionLocksPerUser:
+	case lim.MaxSessionLocksPerUser > 0 && !anywhere && ss.perUser[user] >= lim.MaxSessionLocksPerUser:
 		return nil, limitRefusal(fmt.Sprintf("ERR too many session locks for user %s (max_session_locks_per_user %d)", user, lim.MaxSessionLocksPerUser))
 	}
 	ss.pending[c]++

@@ -16,12 +16,23 @@ import (
 // address.
 func serveSessions(t *testing.T, nodes []quorum.Node, extra ...quorum.Option) string {
 	t.Helper()
+	return serveLimited(t, nodes, nil, extra...)
+}
+
+// serveLimited is serveSessions with the limits limit sets (nil: the
+// defaults), its session_tick 250 ms whatever they say.
+func serveLimited(t *testing.T, nodes []quorum.Node, limit func(*Limits), extra ...quorum.Option) string {
+	t.Helper()
 	opts := append([]quorum.Option{quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler))}, extra...)
 	e, err := quorum.New(nodes, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(e, WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+	lim := DefaultLimits()
+	if limit != nil {
+		limit(&lim)
+	}
+	s := New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -70,9 +70,11 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 			return Grant{}, err
 		case !v.Found || v.Value != value || v.Type != TypeString || v.Bound():
 			return Grant{}, ErrNotHeld // a connection-bound lock is not made a session's (reattach.lua)
-		case roundOrder(v.Round)[0] > uint64(max(arrival(ctx).UnixMilli(), 0)):
+		case roundOrder(v.Round)[0] > uint64(max(arrival(ctx).UnixMicro(), 0)):
 			// Moved by a re-attach that arrived after this one (its read
 			// was slow, or its replica paused): the later request wins.
+			// (One of the same stamp is a pipeline's earlier command,
+			// whose round this one, read after it, outranks by generation.)
 			return Grant{}, ErrSuperseded
 		case v.Agreed < e.quorum || v.Note != NoteNone && v.Token == 0 || try > 3:
 			return Grant{}, ErrTokenUnsettled
@@ -101,7 +103,7 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 
 // reattachRound is a new re-attach round of a session lock whose holders
 // name round, for a request that arrived at: "<generation>.<arrival
-// ms>.<random>^<id>@", one generation past round's (an acquire's round is
+// µs>.<random>^<id>@", one generation past round's (an acquire's round is
 // order 0), ordered by arrival first, then generation, then the random
 // part. reattach.lua moves a backend to no round of an order below the one
 // it names: when re-attaches race, each backend keeps the latest that
@@ -117,11 +119,12 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 // a pause cannot make the abandoned one the later (helper-71: ordered by
 // generation first, an abandoned re-attach whose read came late read the
 // answered one's round and outranked it). Two that arrived within the
-// replicas' clock skew of each other are ordered by generation, then the
-// random part.
+// replicas' clock skew of each other are ordered by their clocks; stamped
+// in µs, two of one stamp from two replicas are rare (in ms, helper-72
+// found a late read in the same ms outranking the answered one).
 func (e *Engine) reattachRound(round string, at time.Time) string {
 	prev := roundOrder(round)
-	o := order{uint64(max(at.UnixMilli(), 0)), prev[1] + 1, uint64(1 + rand.Uint32N(1<<20-1))}
+	o := order{uint64(max(at.UnixMicro(), 0)), prev[1] + 1, uint64(1 + rand.Uint32N(1<<20-1))}
 	return strconv.FormatUint(o[1], 10) + "." + strconv.FormatUint(o[0], 10) + "." + strconv.FormatUint(o[2], 10) + "^" + e.newRoundID() + SessionMark
 }
 
@@ -130,7 +133,7 @@ func (e *Engine) reattachRound(round string, at time.Time) string {
 func RoundBefore(a, b string) bool { return roundOrder(a).before(roundOrder(b)) }
 
 // order is a re-attach round's place among its lock's re-attaches: its
-// request's arrival (Unix ms), generation, random part, compared in that
+// request's arrival (Unix µs), generation, random part, compared in that
 // order (written "<generation>.<arrival>.<random>").
 type order [3]uint64
 

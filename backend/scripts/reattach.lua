@@ -26,7 +26,7 @@ if note then
   if r and string.sub(r, -1) == "~" then
     return 0
   end
-  -- Re-attach rounds are ordered ("<generation>.<arrival ms>.<random>^<id>@", Engine.Reattach;
+  -- Re-attach rounds are ordered ("<generation>.<arrival µs>.<random>^<id>@", Engine.Reattach;
   -- an acquire's round is 0.0.0), by arrival, then generation, then the random part: a backend
   -- moves only to a round not below its own, so when two re-attaches of the lock race (through
   -- two replicas) each backend ends naming the later request of those that reached it, never
