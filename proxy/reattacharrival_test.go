@@ -34,18 +34,7 @@ import (
 // Y (after Y's round was sent), Y's close releases the lock and another
 // owner takes it while X2, answered and open, holds it.
 func TestEarlierReattachWithASlowReadOvertakesTheLaterAnsweredOne(t *testing.T) {
-	const runs = 3
-	failed := 0
-	var why string
-	for i := range runs {
-		if msg := slowEarlierReattach(t, i); msg != "" {
-			failed++
-			why = msg
-		}
-	}
-	if failed > 0 {
-		t.Fatalf("%d of %d runs failed: %s", failed, runs, why)
-	}
+	failingRuns(t, 3, func(i int) string { return slowEarlierReattach(t, i) })
 }
 
 func slowEarlierReattach(t *testing.T, run int) string {

@@ -33,18 +33,7 @@ import (
 // releases it: another owner takes the lock while X, answered and open,
 // holds it.
 func TestReattachHungUpWhileWaitingForTheSlotMovesNothing(t *testing.T) {
-	const runs = 3
-	failed := 0
-	var why string
-	for i := range runs {
-		if msg := hungUpWhileWaitingForSlot(t, i); msg != "" {
-			failed++
-			why = msg
-		}
-	}
-	if failed > 0 {
-		t.Fatalf("%d of %d runs failed: %s", failed, runs, why)
-	}
+	failingRuns(t, 3, func(i int) string { return hungUpWhileWaitingForSlot(t, i) })
 }
 
 func hungUpWhileWaitingForSlot(t *testing.T, run int) string {

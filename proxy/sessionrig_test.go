@@ -64,3 +64,18 @@ func sessionWhenReady(t *testing.T, c *redis.Client, key, owner string, ttl int)
 		}
 	}
 }
+
+// failingRuns runs run n times (its index given) and fails the test with
+// how many runs returned a reason, and the last one.
+func failingRuns(t *testing.T, n int, run func(i int) string) {
+	t.Helper()
+	failed, why := 0, ""
+	for i := range n {
+		if msg := run(i); msg != "" {
+			failed, why = failed+1, msg
+		}
+	}
+	if failed > 0 {
+		t.Fatalf("%d of %d runs failed: %s", failed, n, why)
+	}
+}

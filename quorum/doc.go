@@ -346,7 +346,6 @@
 // closes (ReleaseRound) and its re-attach through another replica
 // (Reattach), and shows that a release, renewal or re-attach that ignores
 // the round hands the lock to another client inside its holder's window.
-// model/tokens.pml models fencing tokens (fence, raise, tendCounters, TokenOf).
-// model/README.md says
-// what is verified, with which bounds, and what is not modelled yet.
+// model/tokens.pml models fencing tokens (fence, raise, tendCounters,
+// TokenOf). model/README.md says what is verified, and what is not yet.
 package quorum
