@@ -164,9 +164,8 @@
 // when a quorum holds it, so no other owner can hold it meanwhile. Not
 // covered: a restore that a stalled node runs after its round's deadline
 // and past the lock's window, then counted by a later renewal; another
-// owner could have held that node in between only with a TTL shorter than
-// the node timeout, on a quorum that excludes every node that kept the
-// lock.
+// owner could have held that node in between only with a TTL below the
+// node timeout, on a quorum excluding every node that kept the lock.
 // A release must not race a renewal that could restore what it deleted:
 // the proxy releases a session lock only after the renewal round out has
 // ended (e2e TestSessionRenewalRestoresALostBackend).
