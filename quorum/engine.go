@@ -25,7 +25,7 @@ type Engine struct {
 	health        []*health
 	life          context.Context    // ends at Close
 	stop          context.CancelFunc // ends life: the health monitors, the confirmations
-	monitors      sync.WaitGroup     // the goroutines life ends
+	monitors      background         // the goroutines life ends
 	hadQuorum     atomic.Bool
 	everHadQuorum atomic.Bool
 	checkedAll    atomic.Bool // every backend's first health check is done

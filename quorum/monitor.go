@@ -20,8 +20,9 @@ func (e *Engine) watchHealth(ctx context.Context) {
 	var first sync.WaitGroup
 	for i := range e.nodes {
 		first.Add(1)
-		e.monitors.Add(1)
-		go e.monitor(ctx, i, &first)
+		if !e.monitors.Go(func() { e.monitor(ctx, i, &first) }) {
+			first.Done()
+		}
 	}
 	first.Wait()
 	e.checkedAll.Store(true)
@@ -104,7 +105,6 @@ func (e *Engine) findDuplicates() {
 // monitor checks node i every health interval, and with backoff while it
 // is down, until ctx ends (the engine closed).
 func (e *Engine) monitor(ctx context.Context, i int, first *sync.WaitGroup) {
-	defer e.monitors.Done()
 	h, n := e.health[i], e.nodes[i]
 	backoff := e.opts.HealthInterval
 	for {

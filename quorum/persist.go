@@ -20,12 +20,13 @@ type resend struct {
 func (e *Engine) persist(idx []int, op Op, ch <-chan answer, r resend, then ...func()) {
 	wait := e.opts.NodeTimeout
 	gap := wait
-	e.monitors.Go(func() {
-		defer func() {
-			for _, f := range then {
-				f()
-			}
-		}()
+	done := func() {
+		for _, f := range then {
+			f()
+		}
+	}
+	started := e.monitors.Go(func() {
+		defer done()
 		for try := 1; ; try++ {
 			timer := time.NewTimer(wait + e.lateGrace())
 			answered := make([]bool, len(idx))
@@ -62,4 +63,7 @@ func (e *Engine) persist(idx []int, op Op, ch <-chan answer, r resend, then ...f
 			ch = e.send(idx, op, time.Now().Add(wait))
 		}
 	})
+	if !started {
+		done() // the engine closed: nothing is retried
+	}
 }

@@ -184,19 +184,23 @@ func (e *Engine) unmarkLate(t *round, op Op, done []bool) {
 		r := resend{tries: 3, until: time.Now().Add(e.ownWindow())}
 		left.Add(2)
 		e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), r, left.Done)
-		e.monitors.Go(func() {
+		if !e.monitors.Go(func() {
 			select {
 			case <-e.life.Done():
 				left.Done()
 			case <-time.After(time.Until(t.giveUp.Add(e.lateGrace()))):
 				e.persist(unknown, uop, e.send(unknown, uop, time.Now().Add(e.opts.NodeTimeout)), r, left.Done)
 			}
-		})
+		}) {
+			left.Done() // the engine closed
+		}
 	}
-	e.monitors.Go(func() {
+	if !e.monitors.Go(func() {
 		left.Wait()
 		e.unmarking.Add(-1)
-	})
+	}) {
+		e.unmarking.Add(-1) // the engine closed
+	}
 }
 
 // maxUnmarking bounds the releases whose marks unmarkLate removes at once
