@@ -71,7 +71,7 @@ func (c *Client) Obtain(ctx context.Context, key string, ttl time.Duration, opts
 	var cmd *redis.Cmd
 	switch {
 	case l.session:
-		conn, err := c.ownConn(l.wait)
+		conn, err := c.sessionConn(l.wait)
 		if err != nil {
 			return nil, err
 		}

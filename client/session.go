@@ -39,13 +39,25 @@ func newSession(l *Lock, ttl time.Duration, conn *redis.Client) *session {
 	return s
 }
 
-// use makes conn the session's connection. Its pool may dial once: go-redis
-// redials a broken connection quietly, and a second connection would not
-// hold the lock; the session re-attaches on a connection of its own instead.
+// use makes conn, a sessionConn, the session's connection.
 func (s *session) use(conn *redis.Client) {
-	conn.AddHook(&oneDial{})
 	s.conn.Store(conn)
 	s.seen()
+}
+
+// sessionConn is a connection of the session's own whose pool dials once,
+// before its first command: go-redis redials a broken connection quietly,
+// and a second connection would not hold the lock; the session re-attaches
+// on a new sessionConn instead. The hook is added before that dial
+// (helper-73: added after the re-attach's command had dialed, it let a
+// ping redial to the next replica after a second graceful shutdown, and
+// the session went on holding nothing).
+func (c *Client) sessionConn(wait time.Duration) (*redis.Client, error) {
+	conn, err := c.ownConn(wait)
+	if err == nil {
+		conn.AddHook(&oneDial{})
+	}
+	return conn, err
 }
 
 func (s *session) seen() { s.lastSeen.Store(time.Now().UnixNano()) }
@@ -128,7 +140,7 @@ func (s *session) reattach(was *redis.Client) bool {
 	for ctx.Err() == nil {
 		if conn == nil {
 			var err error
-			if conn, err = l.c.ownConn(0); err != nil {
+			if conn, err = l.c.sessionConn(0); err != nil {
 				break
 			}
 		}
@@ -169,7 +181,8 @@ func (s *session) reattach(was *redis.Client) bool {
 // a second connection.
 var errRedial = errors.New("redlock-proxy: the session's connection broke")
 
-// oneDial is a redis.Hook that lets its client dial once.
+// oneDial is a redis.Hook that lets its client dial once (none, once
+// dialed is set).
 type oneDial struct{ dialed atomic.Bool }
 
 // DialHook implements redis.Hook.

@@ -103,39 +103,40 @@ func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (q
 // release may come on another connection than the acquire (a client's
 // connection pool), and a renewal after the release would set the lock
 // again where it is gone. A force release (DEL) unbooks every owner's.
-func (s *Server) unbook(key, owner string) { s.unbookBefore(key, owner, nil, "") }
+func (s *Server) unbook(key, owner string) { s.unbookRound(key, owner, nil, "") }
 
-// unbookBefore is unbook of owner's bookings of key made with a round not
-// after round (any, when round is ""), except connection keep's: a
-// re-attach through keep moved the lock to round. When keep's booking
-// names a later round (a later re-attach through keep), the bookings
-// before that one go as well.
-func (s *Server) unbookBefore(key, owner string, keep peer, round string) {
+// unbookRound is unbook of owner's bookings of key that name round (any,
+// when round is ""), except connection keep's: a re-attach through keep
+// moved the lock from round. Only the bookings of the round it moved from
+// go: one that names another round may be of the lock's next life (the
+// owner released it and took it again, on this replica, while the
+// re-attach ran: helper-73), and one of an older round of the same lock
+// reaches it no more (its renewals find their round on no quorum, and
+// drop it; its release at close names a round the nodes do not hold).
+func (s *Server) unbookRound(key, owner string, keep peer, round string) {
 	type booked struct {
-		p  peer
-		id sessionKey
+		p     peer
+		id    sessionKey
+		round string
 	}
 	ss := &s.sessions
 	ss.mu.Lock()
-	if l := ss.book[keep][sessionKey{key, owner}]; round != "" && l != nil && quorum.RoundBefore(round, l.round) {
-		round = l.round
-	}
 	var found []booked
 	for p, mine := range ss.book {
 		if owner != "" { // one lookup per connection
-			if id := (sessionKey{key, owner}); mine[id] != nil && p != keep && (round == "" || !quorum.RoundBefore(round, mine[id].round)) {
-				found = append(found, booked{p, id})
+			if id := (sessionKey{key, owner}); mine[id] != nil && p != keep && (round == "" || mine[id].round == round) {
+				found = append(found, booked{p, id, round})
 			}
 			continue
 		}
 		for id := range mine {
 			if id.key == key {
-				found = append(found, booked{p, id})
+				found = append(found, booked{p, id, ""})
 			}
 		}
 	}
 	ss.mu.Unlock()
 	for _, b := range found {
-		ss.drop(b.p, b.id)
+		ss.dropRound(b.p, b.id, b.round) // rebooked since with another round: stays
 	}
 }

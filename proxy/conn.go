@@ -40,14 +40,7 @@ func (c *client) serve() {
 	}()
 	for {
 		if c.s.opts.IdleTimeout > 0 {
-			// As Redis spares subscribers and blocked clients its timeout, an
-			// idle connection holding session or connection-bound locks is
-			// not closed: closing it would release them under their holder.
-			var deadline time.Time
-			if c.subCount() == 0 && !c.s.sessions.holds(c) {
-				deadline = time.Now().Add(c.s.opts.IdleTimeout)
-			}
-			_ = c.nc.SetReadDeadline(deadline)
+			c.armIdle()
 		}
 		if !c.backOff() { // its user's refusals past their budget
 			return
@@ -67,6 +60,27 @@ func (c *client) serve() {
 		err = c.wr.Flush()
 		c.pushMu.Unlock()
 		if !c.end() || err != nil || c.quit {
+			return
+		}
+	}
+}
+
+// armIdle arms the idle timeout for the read that follows. As Redis spares
+// subscribers and blocked clients its timeout, an idle connection holding
+// session or connection-bound locks is not closed: closing it would
+// release them under their holder. Checked again once the deadline is set:
+// the last lock may have left between the check and the set, and unheld's
+// deadline been overwritten with none (helper-73).
+func (c *client) armIdle() {
+	spared := func() bool { return c.subCount() > 0 || c.s.sessions.holds(c) }
+	for {
+		var deadline time.Time
+		was := spared()
+		if !was {
+			deadline = time.Now().Add(c.s.opts.IdleTimeout)
+		}
+		_ = c.nc.SetReadDeadline(deadline)
+		if !was || spared() {
 			return
 		}
 	}

@@ -77,19 +77,32 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		return true
 	}
 	// The lock is this connection's: a connection of the same owner that
-	// has it booked with an earlier round here no longer holds it (its
-	// renewals would not reach it anyway), nor releases anything at its
-	// close.
-	s.unbookBefore(a.key, a.owner, c.peer, g.Round)
+	// has it booked here with the round this one moved it from no longer
+	// holds it (its renewals would not reach it anyway), nor releases
+	// anything at its close.
+	if g.From != "" {
+		s.unbookRound(a.key, a.owner, c.peer, g.From)
+	}
 	e, err := s.engine.TokenOf(c.ctx, a.key)
 	switch {
 	case err != nil:
 		c.writeErr(err)
-	case !e.Found || e.Value != a.owner:
+	case !e.Found || e.Value != a.owner || e.Round != g.Round && !s.sessions.booksRound(c.peer, id, e.Round):
 		// Gone since the extend (its window cannot have ended: the
-		// extend just renewed it; a force release did it): not held.
-		s.sessions.drop(c.peer, id)
-		c.writeNull()
+		// extend just renewed it; a release or a force release did it),
+		// or no longer the lock this round moved: released and taken
+		// again by its owner, on another connection, or moved on by a
+		// later re-attach of another connection (helper-73: the token
+		// read found the next life's token, and answered it here, where
+		// nothing renews that lock). Not held here: this booking goes (a
+		// later re-attach through this connection booked its own round,
+		// which stays).
+		s.sessions.dropRound(c.peer, id, g.Round)
+		if e.Found && e.Value == a.owner && quorum.RoundBefore(g.Round, e.Round) {
+			c.writeErr(errReattachSuperseded)
+		} else {
+			c.writeNull()
+		}
 	case e.Token == 0:
 		// Held, but its holders' notes do not agree on one token yet (a
 		// re-attach that reached some of them only): asking again moves

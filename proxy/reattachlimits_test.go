@@ -13,6 +13,8 @@ package proxy
 // has booked already is not refused by the limits it counts in.
 
 import (
+	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +112,45 @@ func TestReattachOnTheSameReplicaIsNotRefusedByTheUserLimit(t *testing.T) {
 	}
 	if failed > 0 {
 		t.Fatalf("%d of %d tries failed: %s", failed, runs, why)
+	}
+}
+
+// helper-73: a re-attach is not counted as a second lock only for the user
+// whose booking it moves. With max_session_locks_per_user 1 and two users
+// sharing one key space, user b (at its limit) re-attached a's session
+// lock, knowing its owner value, past b's own limit: b then held two.
+func TestReattachOfAnotherUsersLockCountsInTheUserLimit(t *testing.T) {
+	var nodes []quorum.Node
+	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
+		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
+	}
+	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := DefaultLimits()
+	lim.MaxSessionLocksPerUser = 1
+	s := New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)),
+		WithUsers(User{Name: "a", Password: "pa", Prefix: "shared:"}, User{Name: "b", Password: "pb", Prefix: "shared:"}))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = s.Serve(ln) }()
+	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
+	as := func(user, pass string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Username: user, Password: pass, MaxRetries: -1, PoolSize: 1})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	const ttl = 1500
+	sessionWhenReady(t, as("a", "pa"), "shared:a", "oa", ttl)
+	b := as("b", "pb")
+	if _, err := b.Do(t.Context(), "LOCK.ACQUIRE", "shared:b", "ob", ttl, "SESSION").Int64(); err != nil {
+		t.Fatalf("b's first session lock: %v", err)
+	}
+	tok, err := as("b", "pb").Do(t.Context(), "LOCK.ACQUIRE", "shared:a", "oa", ttl, "SESSION").Int64()
+	if err == nil || !strings.Contains(err.Error(), "max_session_locks_per_user") {
+		t.Fatalf("user b, at its limit of 1, re-attached user a's lock: %d, %v; want the per-user limit's refusal", tok, err)
 	}
 }

@@ -38,6 +38,25 @@ func (ss *sessions) roundOf(p peer, id sessionKey) (string, bool) {
 	return "", false
 }
 
+// booksRound reports p's booking of id names round.
+func (ss *sessions) booksRound(p peer, id sessionKey, round string) bool {
+	r, ok := ss.roundOf(p, id)
+	return ok && r == round
+}
+
+// dropRound is drop of p's booking of id if it names round (any, when
+// round is ""): one that a later re-attach through p booked since stays.
+func (ss *sessions) dropRound(p peer, id sessionKey, round string) bool {
+	ss.mu.Lock()
+	l := ss.book[p][id]
+	dropped := l != nil && (round == "" || l.round == round) && ss.dropLocked(l)
+	ss.mu.Unlock()
+	if dropped {
+		ss.awaitRenewal()
+	}
+	return dropped
+}
+
 // windowEnd is when p's session lock id's window ends, as last granted or
 // renewed, if p has it booked.
 func (ss *sessions) windowEnd(p peer, id sessionKey) (time.Time, bool) {

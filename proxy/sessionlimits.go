@@ -19,12 +19,15 @@ func (ss *sessions) reserveSession(c peer, user string, id sessionKey) (unreserv
 	if ss.pending == nil {
 		ss.pending, ss.perUser = map[peer]int{}, map[string]int{}
 	}
-	// A lock this replica has booked already (a re-attach, or its retry on
-	// the connection it moved to) moves, it adds none: it is not refused by
-	// the limits it counts in already (helper-72).
+	// A lock this replica has booked already for this user (a re-attach,
+	// or its retry on the connection it moved to) moves, it adds none: it
+	// is not refused by the limits it counts in already (helper-72). One
+	// booked for another user counts in that user's (helper-73: a user who
+	// knew the owner value re-attached past its own limit).
 	here, anywhere := ss.book[c][id] != nil, false
 	for _, mine := range ss.book {
-		if anywhere = mine[id] != nil; anywhere {
+		if l := mine[id]; l != nil && l.user == user {
+			anywhere = true
 			break
 		}
 	}

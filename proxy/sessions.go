@@ -103,12 +103,20 @@ func (ss *sessions) addAs(c peer, user string, id sessionKey, ttl time.Duration,
 	}
 }
 
-// extended moves a session lock's window after its holder extended it.
+// extended moves a session lock's window after its holder extended it on
+// its connection: renewals go on with the longer of the two TTLs, as the
+// nodes keep it (extend.lua never shortens a session's lock), and the
+// window ends no earlier than it did (helper-73: an extend shorter than a
+// renewal tick set the window to end before the next tick, and the
+// renewer dropped the lock as lost while its connection was open).
 func (ss *sessions) extended(c peer, id sessionKey, ttl time.Duration, arrived time.Time) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	if l := ss.book[c][id]; l != nil {
-		l.ttl, l.until = ttl, arrived.Add(ttl)
+		l.ttl = max(l.ttl, ttl)
+		if end := arrived.Add(ttl); end.After(l.until) {
+			l.until = end
+		}
 	}
 }
 
@@ -116,15 +124,7 @@ func (ss *sessions) extended(c peer, id sessionKey, ttl time.Duration, arrived t
 // grant was revoked); it reports whether it was there.
 // A dropped lock waits for a renewal round still out: the round could
 // restore it where the release that follows has already deleted it.
-func (ss *sessions) drop(c peer, id sessionKey) bool {
-	ss.mu.Lock()
-	dropped := ss.dropLocked(ss.book[c][id])
-	ss.mu.Unlock()
-	if dropped {
-		ss.awaitRenewal()
-	}
-	return dropped
-}
+func (ss *sessions) drop(c peer, id sessionKey) bool { return ss.dropRound(c, id, "") }
 
 // awaitRenewal waits until no renewal round is out.
 func (ss *sessions) awaitRenewal() {

@@ -151,6 +151,10 @@ type Grant struct {
 	// lock on the nodes ("" for an extend): a session lock's renewals and
 	// its release at close name it (Lease.Round, ReleaseRound).
 	Round string
+	// From is the round a re-attach read and moved the lock from (Reattach;
+	// "" otherwise): the bookings that name it are of the lock it moved,
+	// those that name another round may be of its next life.
+	From string
 
 	revoke func()
 }

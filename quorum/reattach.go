@@ -94,6 +94,7 @@ func (e *Engine) reattach(ctx context.Context, key, value string, ttl time.Durat
 		if err != nil && !errors.Is(err, ErrNoQuorum) && !errors.Is(err, ErrValiditySpent) {
 			g.Round = "" // refused before it was sent
 		}
+		g.From = v.Round
 		if err == nil && v.Note == NoteFenced {
 			g.Token = v.Token // the fenced token it moved: its renewals confirm and restore it (Lease.Granted)
 		}
