@@ -110,13 +110,23 @@ var families = []family{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock323, roleRelease), m(rRenew, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
 	{object: "Redisson RSpinLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock352, roleRelease), m(rBatch, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
-	// Objects seen from Redisson 3.52 that the proxy does not serve: their
-	// first script is refused naming them.
+	// Objects of Redisson 3.23 and 3.52 that the proxy does not serve: their
+	// first script is refused naming them. 3.52's SHA1s as its client sent
+	// them; 3.23.4's computed from its source text (the scripts as
+	// RedissonFairLock, RedissonReadLock, RedissonWriteLock,
+	// RedissonSemaphore and RedissonCountDownLatch concatenate them), each
+	// matching the prefix issue 26 recorded from the client. The semaphore's
+	// and the latch's first commands are their set-up (trySetPermits,
+	// addPermits; trySetCount) or, for one set up elsewhere, countDown.
 	{object: "Redisson RFairLock", version: "3.52", members: []member{m("8f6ed299ffd259f0539c20f89253998c0777ea75", roleAcquire)}},
-	{object: "Redisson RReadWriteLock", version: "3.52", members: []member{
+	{object: "Redisson RFairLock", version: "3.23", members: []member{
+		m("aa0a28d2eb7cbeb50151315a58eb75302d8dfa40", roleAcquire), m("762bfafa6be221431a0b668685dd15c926483619", roleAcquire)}},
+	{object: "Redisson RReadWriteLock", version: "3.23-3.52", members: []member{
 		m("95553a6ff11176c18e71344e89d116b06fd6f753", roleAcquire), m("6306ba3bf1f563b284bed52d305fce615c6664d9", roleAcquire)}},
-	{object: "Redisson RSemaphore", version: "3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
-	{object: "Redisson RCountDownLatch", version: "3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},
+	{object: "Redisson RSemaphore", version: "3.23-3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
+	{object: "Redisson RSemaphore", version: "3.23", members: []member{m("98238d408c6755085344670d3a2ddaa55cf177a9", roleAcquire)}},
+	{object: "Redisson RCountDownLatch", version: "3.23-3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},
+	{object: "Redisson RCountDownLatch", version: "3.23", members: []member{m("38060fab26b0e7c5982a5cfd7ad542e44d3da19b", roleAcquire)}},
 	// RedissonMultiLock with a lease takes its members with RLock's own lock
 	// script, then sets each one's TTL with RedissonExpirable's generic
 	// PEXPIRE script (3fd750e0), which names no owner.

@@ -93,4 +93,14 @@ func TestUnservedObjectRefusedByName(t *testing.T) {
 	if !strings.HasPrefix(got[0], "-ERR redlock-proxy does not serve Redisson RFairLock (3.52)") {
 		t.Errorf("RFairLock's acquire = %q; want refused naming it", got[0])
 	}
+	for sha, want := range map[string]string{
+		"762bfafa6be221431a0b668685dd15c926483619": "Redisson RFairLock (3.23)",
+		"38060fab26b0e7c5982a5cfd7ad542e44d3da19b": "Redisson RCountDownLatch (3.23)",
+		"95553a6ff11176c18e71344e89d116b06fd6f753": "Redisson RReadWriteLock (3.23-3.52)",
+	} {
+		got := converse(t, addr, "EVALSHA "+sha+" 1 {k} 30000 a:1\r\n", 1)
+		if !strings.HasPrefix(got[0], "-ERR redlock-proxy does not serve "+want) {
+			t.Errorf("EVALSHA %.8s = %q; want refused naming %s", sha, got[0], want)
+		}
+	}
 }
