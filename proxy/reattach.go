@@ -87,27 +87,35 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 	switch {
 	case err != nil:
 		c.writeErr(err)
-	case !e.Found || e.Value != a.owner || e.Round != g.Round && !s.sessions.booksRound(c.peer, id, e.Round):
+	case !e.Found || e.Value != a.owner:
 		// Gone since the extend (its window cannot have ended: the
-		// extend just renewed it; a release or a force release did it),
-		// or no longer the lock this round moved: released and taken
-		// again by its owner, on another connection, or moved on by a
-		// later re-attach of another connection (helper-73: the token
-		// read found the next life's token, and answered it here, where
-		// nothing renews that lock). Not held here: this booking goes (a
-		// later re-attach through this connection booked its own round,
-		// which stays).
+		// extend just renewed it; a release or a force release did it):
+		// not held.
 		s.sessions.dropRound(c.peer, id, g.Round)
-		if e.Found && e.Value == a.owner && quorum.RoundBefore(g.Round, e.Round) {
+		c.writeNull()
+	case e.Token == 0:
+		// Held, but its holders' notes do not agree on one token yet (a
+		// re-attach that reached some of them only), or the read found
+		// the holders split between rounds (this one's and the one it
+		// moved from: a node it missed, a read that missed others):
+		// asking again moves the rest, and never answers a token that is
+		// not the lock's. The booking stays: the lock may well be here.
+		c.writeErr(errReattachNoToken)
+	case e.Round != g.Round && !s.sessions.booksRound(c.peer, id, e.Round):
+		// A token Q holders of another round note (a read split between
+		// rounds answers none, above): no longer the lock this round
+		// moved. Released and taken again by its owner on another
+		// connection, or moved on by a later re-attach of another
+		// connection (helper-73: the token read found the next life's
+		// token, and answered it here, where nothing renews that lock).
+		// Not held here: this booking goes (a later re-attach through
+		// this connection booked its own round, which stays).
+		s.sessions.dropRound(c.peer, id, g.Round)
+		if quorum.RoundBefore(g.Round, e.Round) {
 			c.writeErr(errReattachSuperseded)
 		} else {
 			c.writeNull()
 		}
-	case e.Token == 0:
-		// Held, but its holders' notes do not agree on one token yet (a
-		// re-attach that reached some of them only): asking again moves
-		// the rest, and never answers a token that is not the lock's.
-		c.writeErr(errReattachNoToken)
 	default:
 		c.wr.WriteInt64(e.Token)
 	}

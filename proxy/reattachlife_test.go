@@ -18,16 +18,16 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
-// h73SlowNextRead delays the next read of key on its node by d once armed
+// slowNextRead delays the next read of key on its node by d once armed
 // (armed counts the reads left to delay on this node).
-type h73SlowNextRead struct {
+type slowNextRead struct {
 	quorum.Node
 	key   string
 	armed *atomic.Int32
 	d     time.Duration
 }
 
-func (n h73SlowNextRead) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n slowNextRead) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
 	if op.Kind == quorum.OpRead && op.Key == n.key && n.armed.Add(-1) >= 0 {
 		go func() {
 			time.Sleep(n.d)
@@ -38,9 +38,9 @@ func (n h73SlowNextRead) Do(op quorum.Op, deadline time.Time, done func(quorum.R
 	n.Node.Do(op, deadline, done)
 }
 
-// h73Nodes serves one replica over three redis-servers, each node wrapped
+// lifeNodes serves one replica over three redis-servers, each node wrapped
 // by wrap (its index given; nil: none).
-func h73Nodes(t *testing.T, wrap func(i int, n quorum.Node) quorum.Node, extra ...quorum.Option) string {
+func lifeNodes(t *testing.T, wrap func(i int, n quorum.Node) quorum.Node, extra ...quorum.Option) string {
 	var nodes []quorum.Node
 	for i, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		var n quorum.Node = backend.NewNode(&redis.Options{Addr: a})
@@ -52,9 +52,9 @@ func h73Nodes(t *testing.T, wrap func(i int, n quorum.Node) quorum.Node, extra .
 	return serveSessions(t, nodes, extra...)
 }
 
-// h73Thief tries another owner's LOCK.ACQUIRE of "k" every 50 ms for d:
+// thiefGets tries another owner's LOCK.ACQUIRE of "k" every 50 ms for d:
 // the first token granted, or 0.
-func h73Thief(t *testing.T, thief *redis.Client, d time.Duration) int64 {
+func thiefGets(t *testing.T, thief *redis.Client, d time.Duration) int64 {
 	t.Helper()
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
 		tok, err := thief.Do(t.Context(), "LOCK.ACQUIRE", "k", "thief", 5000).Int64()
@@ -79,14 +79,14 @@ func h73Thief(t *testing.T, thief *redis.Client, d time.Duration) int64 {
 // another owner takes it while Y, answered token T2 for its SESSION
 // acquire, is open and inside its TTL.
 func TestReattachAnswersOnlyTheLockItMoved(t *testing.T) {
-	failingRuns(t, 3, func(int) string { return h73TokenOfNewLife(t) })
+	failingRuns(t, 3, func(int) string { return tokenOfNewLife(t) })
 }
 
-func h73TokenOfNewLife(t *testing.T) string {
+func tokenOfNewLife(t *testing.T) string {
 	const ttl = 10000 // ms
 	var armed [3]atomic.Int32
-	addr := h73Nodes(t, func(i int, n quorum.Node) quorum.Node {
-		return h73SlowNextRead{Node: n, key: "k", armed: &armed[i], d: 400 * time.Millisecond}
+	addr := lifeNodes(t, func(i int, n quorum.Node) quorum.Node {
+		return slowNextRead{Node: n, key: "k", armed: &armed[i], d: 400 * time.Millisecond}
 	}, quorum.WithNodeTimeout(5*time.Second))
 	moved := make(chan struct{}, 1)
 	hook := func(stage string) {
@@ -139,7 +139,7 @@ func h73TokenOfNewLife(t *testing.T) string {
 	// re-attach contract). Z's close must not free it.
 	_ = z.Close()
 	time.Sleep(300 * time.Millisecond)
-	if tok := h73Thief(t, thief, 2*time.Second); tok != 0 {
+	if tok := thiefGets(t, thief, 2*time.Second); tok != 0 {
 		return fmt.Sprintf("Y's re-attach of the lock with token %d answered token %d (the owner's fresh grant on Z was %d); "+
 			"Y is open, inside its TTL of %d ms, yet after Z closed another owner got token %d", t1, ya.tok, t2, ttl, tok)
 	}
@@ -157,12 +157,12 @@ func h73TokenOfNewLife(t *testing.T) string {
 // Nobody renews the lock Z was granted (Y's booking names a round no
 // backend has), and it expires while Z, answered a fresh token, is open.
 func TestStaleReattachKeepsAFreshGrantBooked(t *testing.T) {
-	failingRuns(t, 3, func(int) string { return h73UnbookFreshGrant(t) })
+	failingRuns(t, 3, func(int) string { return unbookFreshGrant(t) })
 }
 
-func h73UnbookFreshGrant(t *testing.T) string {
+func unbookFreshGrant(t *testing.T) string {
 	const ttl = 1500 // ms
-	addr := h73Nodes(t, nil)
+	addr := lifeNodes(t, nil)
 	moved, resume := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	hook := func(stage string) {
@@ -203,7 +203,7 @@ func h73UnbookFreshGrant(t *testing.T) string {
 	yerr := <-yDone
 	// Z was granted the lock afresh (token t2) and stays open (Y too):
 	// it must be renewed for as long as Z is open.
-	if tok := h73Thief(t, thief, 3*ttl*time.Millisecond); tok != 0 {
+	if tok := thiefGets(t, thief, 3*ttl*time.Millisecond); tok != 0 {
 		return fmt.Sprintf("Z was granted the lock afresh (token %d, after Y's re-attach arrived) and is open; Y's re-attach answered %v; "+
 			"another owner got token %d within %d ms (Z's booking was dropped by Y's unbookBefore)", t2, yerr, tok, 3*ttl)
 	}
@@ -218,11 +218,11 @@ func h73UnbookFreshGrant(t *testing.T) string {
 // tick and drops the lock as lost; the backends keep the longer TTL (no
 // extend shortens it), then it expires while X is open.
 func TestShortExtendKeepsASessionLock(t *testing.T) {
-	failingRuns(t, 3, func(int) string { return h73ShortExtend(t) })
+	failingRuns(t, 3, func(int) string { return shortExtend(t) })
 }
 
-func h73ShortExtend(t *testing.T) string {
-	addr := h73Nodes(t, nil)
+func shortExtend(t *testing.T) string {
+	addr := lifeNodes(t, nil)
 	ctx := t.Context()
 	x, thief := dialOne(t, addr, 20*time.Second), dialOne(t, addr, 20*time.Second)
 	tok := sessionWhenReady(t, x, "k", "o", 3000)
@@ -230,8 +230,68 @@ func h73ShortExtend(t *testing.T) string {
 	if err != nil || n != 1 {
 		return "" // refused: fine
 	}
-	if got := h73Thief(t, thief, 6*time.Second); got != 0 {
+	if got := thiefGets(t, thief, 6*time.Second); got != 0 {
 		return fmt.Sprintf("X holds SESSION lock token %d, extended it on X (LOCK.EXTEND 200 answered 1) and stays open; another owner got token %d", tok, got)
 	}
 	return ""
+}
+
+// resetNext fails (without running it) the next op of kind on key on its
+// node while armed counts above zero: a connection reset to that backend.
+type resetNext struct {
+	quorum.Node
+	key   string
+	kinds map[quorum.OpKind]*atomic.Int32
+}
+
+func (n resetNext) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+	if a := n.kinds[op.Kind]; a != nil && op.Key == n.key && a.Add(-1) >= 0 {
+		done(quorum.Reply{Err: errors.New("connection reset by peer (test)")})
+		return
+	}
+	n.Node.Do(op, deadline, done)
+}
+
+// Helper-74, against 35e5c42 (failed 3 of 3 there, 3-5 of 8 runs each). X holds session lock k (round R0 on the three backends). The
+// holder re-attaches it on Y: the round succeeds on backends 0 and 1 (R1);
+// backend 2's connection resets under the re-attach (it keeps R0). Y's
+// TokenOf read then loses backend 0 (one more reset): it sees R1 on one
+// holder, R0 on the other, a tie that majorityEntry breaks by map order.
+// When it picks R0, reattach.go's new round check (e.Round != g.Round)
+// answers nil and drops Y's booking (X's was unbooked as From): the
+// holder, who released nothing and whose lock Y's round holds on a quorum,
+// is told it does not hold the lock (the Go client ends the session), and
+// nothing renews the lock. Before 35e5c42 the same read answered
+// "NOQUORUM ... send LOCK.ACQUIRE again" and kept Y's booking.
+func TestReattachNotNilOnASplitRead(t *testing.T) {
+	failingRuns(t, 8, func(int) string { return splitReadAnswer(t) })
+}
+
+func splitReadAnswer(t *testing.T) string {
+	const ttl = 5000
+	var reattachFail, readFail [3]atomic.Int32
+	addr := lifeNodes(t, func(i int, n quorum.Node) quorum.Node {
+		return resetNext{Node: n, key: "k", kinds: map[quorum.OpKind]*atomic.Int32{
+			quorum.OpReattach: &reattachFail[i], quorum.OpRead: &readFail[i]}}
+	}, quorum.WithNodeTimeout(2*time.Second))
+	hook := func(stage string) {
+		if stage == "moved" {
+			readFail[0].Store(1) // Y's TokenOf, next, loses backend 0
+		}
+	}
+	reattachHook.Store(&hook)
+	defer reattachHook.Store(nil)
+	ctx := t.Context()
+	x, y, w := dialOne(t, addr, 20*time.Second), dialOne(t, addr, 20*time.Second), dialOne(t, addr, 20*time.Second)
+	t1 := sessionWhenReady(t, x, "k", "o", ttl)
+	_ = y.Ping(ctx).Err()
+	reattachFail[2].Store(1) // the re-attach's round misses backend 2
+	tok, err := y.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64()
+	reattachHook.Store(nil)
+	if !errors.Is(err, redis.Nil) {
+		return "" // a token, or "send again": fine
+	}
+	held, terr := w.Do(ctx, "LOCK.TOKEN", "k", "o").Int64()
+	return fmt.Sprintf("the holder's re-attach on Y (nothing released; token %d) answered nil (%d, %v): told it does not hold the lock, "+
+		"its booking dropped; LOCK.TOKEN k o then = %d, %v", t1, tok, err, held, terr)
 }

@@ -13,6 +13,7 @@ package proxy
 // has booked already is not refused by the limits it counts in.
 
 import (
+	"fmt"
 	"log/slog"
 	"net"
 	"strings"
@@ -115,11 +116,9 @@ func TestReattachOnTheSameReplicaIsNotRefusedByTheUserLimit(t *testing.T) {
 	}
 }
 
-// helper-73: a re-attach is not counted as a second lock only for the user
-// whose booking it moves. With max_session_locks_per_user 1 and two users
-// sharing one key space, user b (at its limit) re-attached a's session
-// lock, knowing its owner value, past b's own limit: b then held two.
-func TestReattachOfAnotherUsersLockCountsInTheUserLimit(t *testing.T) {
+// twoUsers serves users a and b, sharing the key space "shared:", with
+// max_session_locks_per_user 1; dial connects as one of them.
+func twoUsers(t *testing.T) (s *Server, dial func(user string) *redis.Client) {
 	var nodes []quorum.Node
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
@@ -130,7 +129,7 @@ func TestReattachOfAnotherUsersLockCountsInTheUserLimit(t *testing.T) {
 	}
 	lim := DefaultLimits()
 	lim.MaxSessionLocksPerUser = 1
-	s := New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)),
+	s = New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)),
 		WithUsers(User{Name: "a", Password: "pa", Prefix: "shared:"}, User{Name: "b", Password: "pb", Prefix: "shared:"}))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -138,19 +137,60 @@ func TestReattachOfAnotherUsersLockCountsInTheUserLimit(t *testing.T) {
 	}
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-	as := func(user, pass string) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Username: user, Password: pass, MaxRetries: -1, PoolSize: 1})
+	return s, func(user string) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Username: user, Password: "p" + user, MaxRetries: -1, PoolSize: 1})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}
+}
+
+// helper-73: a re-attach is not counted as a second lock only for the user
+// whose booking it moves. With max_session_locks_per_user 1 and two users
+// sharing one key space, user b (at its limit) re-attached a's session
+// lock, knowing its owner value, past b's own limit: b then held two.
+func TestReattachOfAnotherUsersLockCountsInTheUserLimit(t *testing.T) {
+	_, dial := twoUsers(t)
 	const ttl = 1500
-	sessionWhenReady(t, as("a", "pa"), "shared:a", "oa", ttl)
-	b := as("b", "pb")
+	sessionWhenReady(t, dial("a"), "shared:a", "oa", ttl)
+	b := dial("b")
 	if _, err := b.Do(t.Context(), "LOCK.ACQUIRE", "shared:b", "ob", ttl, "SESSION").Int64(); err != nil {
 		t.Fatalf("b's first session lock: %v", err)
 	}
-	tok, err := as("b", "pb").Do(t.Context(), "LOCK.ACQUIRE", "shared:a", "oa", ttl, "SESSION").Int64()
+	tok, err := dial("b").Do(t.Context(), "LOCK.ACQUIRE", "shared:a", "oa", ttl, "SESSION").Int64()
 	if err == nil || !strings.Contains(err.Error(), "max_session_locks_per_user") {
 		t.Fatalf("user b, at its limit of 1, re-attached user a's lock: %d, %v; want the per-user limit's refusal", tok, err)
+	}
+}
+
+// helper-74: the same on the very connection that booked the lock: taken
+// as user a, then AUTH b, then re-attached as b. The exemption for a lock
+// booked on this connection ignored whose it was: the booking moved to b
+// past b's limit (out of a's budget, so a took another, and again): with
+// max_session_locks_per_user 1, user b held three. Failed 3 of 3 on
+// 35e5c42.
+func TestReattachAfterAuthCountsInTheUserLimit(t *testing.T) {
+	s, dial := twoUsers(t)
+	ctx := t.Context()
+	const ttl = 3000
+	sessionWhenReady(t, dial("b"), "shared:b0", "ob0", ttl) // b at its limit of 1
+	for i := 1; i <= 2; i++ {
+		c := dial("a")
+		key, owner := fmt.Sprint("shared:a", i), fmt.Sprint("oa", i)
+		if _, err := c.Do(ctx, "LOCK.ACQUIRE", key, owner, ttl, "SESSION").Int64(); err != nil {
+			if strings.Contains(err.Error(), "max_session_locks_per_user") && i > 1 {
+				break // a still holds its first: fine
+			}
+			t.Fatalf("a's session lock %s: %v", key, err)
+		}
+		if err := c.Do(ctx, "AUTH", "b", "pb").Err(); err != nil {
+			t.Fatalf("AUTH b: %v", err)
+		}
+		_, err := c.Do(ctx, "LOCK.ACQUIRE", key, owner, ttl, "SESSION").Int64()
+		if err == nil || !strings.Contains(err.Error(), "max_session_locks_per_user") {
+			s.sessions.mu.Lock()
+			n := s.sessions.perUser["b"]
+			s.sessions.mu.Unlock()
+			t.Fatalf("user b, at its limit of 1, re-attached %s on the connection a took it on: %v (perUser[b] = %d)", key, err, n)
+		}
 	}
 }

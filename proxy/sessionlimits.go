@@ -24,7 +24,12 @@ func (ss *sessions) reserveSession(c peer, user string, id sessionKey) (unreserv
 	// is not refused by the limits it counts in already (helper-72). One
 	// booked for another user counts in that user's (helper-73: a user who
 	// knew the owner value re-attached past its own limit).
-	here, anywhere := ss.book[c][id] != nil, false
+	// (helper-74: so also one booked on this connection, which AUTH may
+	// have moved to another user since.)
+	here, anywhere := false, false
+	if l := ss.book[c][id]; l != nil && l.user == user {
+		here = true
+	}
 	for _, mine := range ss.book {
 		if l := mine[id]; l != nil && l.user == user {
 			anywhere = true
