@@ -33,17 +33,20 @@ var configs = []config{
 	// Session locks: renewal, release at close, re-attach through another replica.
 	// (-DMAXEXT=0: no extend from elsewhere in these runs)
 	{"sessions_base", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0"}, false, nil},
-	{"mutant_release_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_RELEASE_BY_VALUE"}, true, nil},
-	{"mutant_renew_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_RENEW_BY_VALUE"}, true, nil},
-	{"mutant_reattach_keeps_round", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DMUTANT_REATTACH_KEEPS_ROUND"}, true, nil},
+	{"mutant_release_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DREATTACH_ONTIME", "-DMUTANT_RELEASE_BY_VALUE"}, true, nil},
+	{"mutant_renew_by_value", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DREATTACH_ONTIME", "-DMUTANT_RENEW_BY_VALUE"}, true, nil},
+	{"mutant_reattach_keeps_round", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DREATTACH_ONTIME", "-DMUTANT_REATTACH_KEEPS_ROUND"}, true, nil},
+	// A re-attach answered OK whatever its votes (its failed verdict is booked, and its
+	// requests land late too: the holder must count only on an OK).
+	{"mutant_reattach_ok_without_quorum", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DMAXEXT=0", "-DREATTACH_ONTIME", "-DMUTANT_REATTACH_OK_WITHOUT_QUORUM"}, true, nil},
 	// An extend from elsewhere (extend.lua ARGV[5] "1", its pin) beside A's renewals and
 	// close; beside B's re-attach (no renewals); beside A's failed acquire and its rollback.
 	{"sessions_extend", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DNO_REATTACH"}, false, nil},
-	{"sessions_extend_reattach", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0"}, false, nil},
+	{"sessions_extend_reattach", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0", "-DREATTACH_ONTIME"}, false, nil},
 	{"sessions_extend_undo", "sessions.pml", []string{"-DMAXT=4", "-DNO_REATTACH", "-DSCEN_UNDO"}, false, nil},
 	{"mutant_release_ignores_pin", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=1", "-DNO_REATTACH", "-DMUTANT_RELEASE_IGNORES_PIN"}, true, nil},
 	{"mutant_undo_ignores_pin", "sessions.pml", []string{"-DMAXT=4", "-DNO_REATTACH", "-DSCEN_UNDO", "-DMUTANT_RELEASE_IGNORES_PIN"}, true, nil},
-	{"mutant_extend_shortens", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0", "-DMUTANT_EXTEND_SHORTENS"}, true, nil},
+	{"mutant_extend_shortens", "sessions.pml", []string{"-DMAXT=4", "-DMAXREN=0", "-DREATTACH_ONTIME", "-DMUTANT_EXTEND_SHORTENS"}, true, nil},
 }
 
 var (

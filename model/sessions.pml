@@ -107,6 +107,7 @@ byte untilB;        /* ... through B's, after the re-attach */
 byte untilE;        /* ... through the extend from elsewhere (no connection's close ends it) */
 byte cend;          /* the contender's window */
 bool bookedA = true, bookedB;
+byte bookB;         /* B's renewer's window (its booking, the re-attach's verdict aside) */
 
 #define counts(m) (now >= qend[m])
 #define HAB (untilA > untilB -> untilA : untilB)
@@ -185,10 +186,12 @@ bool bookedA = true, bookedB;
      if :: ans == YES && !counts(m) -> rep[m] = FAILED :: else -> rep[m] = ans fi; ans = 0 \
   :: true -> rep[m] = FAILED; pend[m] = true \
   fi
-/* B's and the contender's requests land in time or never: their late
- * landings only extend or write keys where a later round answers no (a
- * restore is never counted by the round that made it), so they cannot
- * open a window; A's land late too, the hazard this model is about */
+/* B's renewals' and the contender's requests land in time or never: their
+ * late landings only extend or write keys where a later round answers no
+ * (a restore is never counted by the round that made it), so they cannot
+ * open a window; A's and B's re-attach's land late too (LATE: B books the
+ * re-attach's round whatever its verdict, so its late landings are ones
+ * B's renewals count), the hazards this model is about */
 #define ONTIME(m) \
   if \
   :: tag[m] == runid[m] -> EXEC(m); \
@@ -285,34 +288,62 @@ drain:
 }
 
 /* Replica B: the holder's re-attach (proxy/reattach.go, Engine.Reattach),
- * then B's renewer naming the new round */
+ * then B's renewer naming the new round. B books the round whatever the
+ * verdict (the lock moves when the round is sent: a round that failed to
+ * reach a quorum in time may have landed all the same, in time or late,
+ * and its booking's renewals tell). The holder counts on B's window after
+ * an OK only; after an error it re-attaches again on B's connection before
+ * relying on it, which answers OK only where a renewal would: every
+ * renewal OK of B's booking is counted as the holder's window (CHECK_HOLDER
+ * there), whatever the re-attach answered. The re-attach's requests land
+ * in time, late (at any moment while B renews, or after) or never. */
+/* a late landing of the re-attach's request to node m (reattach.lua); one
+ * that has not landed when B stops never does */
+#define LATE(m) \
+  :: atomic { late[m] != 0 -> if :: late[m] == runid[m] -> op = OP_REATT; EXEC(m); op = OP_RENB :: else -> skip fi; late[m] = 0; ans = 0 }
 #ifndef NO_REATTACH /* without it: no re-attach (one process fewer) */
 active proctype Replica_B() {
   byte s, ans, i, op = OP_REATT;
   byte rep[NB], tag[NB];
   bool pend[NB];
+  byte late[NB]; /* the re-attach's requests still on their way: their tag (runid sent to), 0: none */
   atomic { s = now; SEND }
   atomic {
+#ifdef REATTACH_ONTIME /* its requests land in time or never: fewer states, for configurations about other things */
     COLLECT_ONTIME;
+#else
+    COLLECT;
+    late[0] = (pend[0] -> tag[0] : 0); late[1] = (pend[1] -> tag[1] : 0); late[2] = (pend[2] -> tag[2] : 0);
+    pend[0] = false; pend[1] = false; pend[2] = false;
+#endif
     if
-    :: NYES >= Q && now < s + TTLB -> CHECK_HOLDER; untilB = s + TTLB; bookedB = true
-    :: else -> skip
+    :: NYES >= Q && now < s + TTLB -> CHECK_HOLDER; untilB = s + TTLB
+#ifdef MUTANT_REATTACH_OK_WITHOUT_QUORUM /* the verdict ignored: OK whatever the votes */
+    :: else -> untilB = s + TTLB
+#else
+    :: else -> skip /* an error: the holder counts on nothing yet */
+#endif
     fi;
+    bookedB = true; /* booked whatever the verdict */
+    bookB = s + TTLB; /* the renewer's window: the round's, as if granted (bookSession) */
     RESET
   }
   op = OP_RENB;
   do
-  :: atomic { bookedB && i < MAXREN && now < untilB -> i++; s = now; SEND }
+  :: atomic { bookedB && i < MAXREN && now < bookB -> i++; s = now; SEND }
      atomic {
        COLLECT_ONTIME;
        if
-       :: NYES >= Q && now < s + TTLB -> CHECK_HOLDER; if :: untilB < s + TTLB -> untilB = s + TTLB :: else -> skip fi
-       :: NNO > NB - Q || now >= untilB -> bookedB = false
+       :: NYES >= Q && now < s + TTLB -> CHECK_HOLDER;
+          if :: untilB < s + TTLB -> untilB = s + TTLB :: else -> skip fi;
+          if :: bookB < s + TTLB -> bookB = s + TTLB :: else -> skip fi
+       :: NNO > NB - Q || now >= bookB -> bookedB = false
        :: else -> skip
        fi;
        RESET
      }
-  :: atomic { !bookedB || i >= MAXREN || now >= untilB -> break }
+  LATE(0) LATE(1) LATE(2)
+  :: atomic { !bookedB || i >= MAXREN || now >= bookB -> break }
   od
 }
 #endif
