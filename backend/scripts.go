@@ -67,15 +67,19 @@ var (
 	markNewLua string
 	//go:embed scripts/tokenpart.lua
 	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
+	//go:embed scripts/notelead.lua
+	noteLeadLua string // the prelude of the scripts that keep a note's lead over its key
+	//go:embed scripts/roundorder.lua
+	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
 	acquireScript      = newScript(acquireLua)
 	queueScript        = newScript(queueLua)
 	queueBeatsScript   = newScript(queueBeatsLua)
 	undoScript         = newScript(undoLua)
-	delIfEqScript      = newScript(delIfEqLua)
-	pexpireIfEqScript  = newScript(pexpireIfEqLua)
-	extendScript       = newScript(extendLua)
-	reattachScript     = newScript(tokenPartLua + reattachLua)
+	delIfEqScript      = newScript(noteLeadLua + delIfEqLua)
+	pexpireIfEqScript  = newScript(noteLeadLua + roundOrderLua + pexpireIfEqLua)
+	extendScript       = newScript(noteLeadLua + extendLua)
+	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
 	hashAcquireScript  = newScript(hashAcquireLua)
 	hashReleaseScript  = newScript(hashReleaseLua)
@@ -85,7 +89,7 @@ var (
 	hashSetHoldsScript = newScript(hashSetHoldsLua)
 	hashGetScript      = newScript(hashGetLua)
 	raiseScript        = newScript(tokenPartLua + raiseLua)
-	setXXScript        = newScript(setXXLua)
+	setXXScript        = newScript(noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = newScript(delLua)
 	unmarkScript       = newScript(unmarkLua)

@@ -13,13 +13,16 @@ import (
 )
 
 // sessionLocks is INFO's session_locks on c's replica.
-func sessionLocks(t *testing.T, c *redis.Client) string {
+func sessionLocks(t *testing.T, c *redis.Client) string { return infoStat(t, c, "session_locks") }
+
+// infoStat is INFO's stat name on c's replica ("?" when absent).
+func infoStat(t *testing.T, c *redis.Client, name string) string {
 	info, err := c.Info(t.Context(), "stats").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, "session_locks:"); ok {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			return v
 		}
 	}

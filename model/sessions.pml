@@ -141,11 +141,15 @@ byte bookB;         /* B's renewer's window (its booking, the re-attach's verdic
 #endif
 
 /* pexpireifeq.lua with a round: extend while held by the holder with that
- * round and its window open there; restore where key and note are absent
- * (Renew's restore, noting the round) */
+ * round and its window open there, or with an earlier round of the same
+ * lock (its token: B's renewal adopts a backend B's re-attach missed, and
+ * counts it); restore where key and note are absent (Renew's restore,
+ * noting the round) */
+#define ADOPTS(m, r) (r == RB && (rnd[m] == RA || rnd[m] == RAT)) /* an earlier round of the same lock */
 #define RENEW(m, r, ttl) \
   if \
   :: val[m] == 1 && RENEW_MATCH(m, r) && kexp[m] - now > PAD -> kexp[m] = now + ttl + PAD; ans = YES \
+  :: val[m] == 1 && !RENEW_MATCH(m, r) && ADOPTS(m, r) && kexp[m] - now > PAD -> rnd[m] = r; kexp[m] = now + ttl + PAD; ans = YES \
   :: val[m] == 0 -> val[m] = 1; rnd[m] = r; kexp[m] = now + ttl + PAD; ans = FAILED /* restored: not counted */ \
   :: else -> ans = NO \
   fi

@@ -10,9 +10,9 @@
 -- the release will delete the lock on a quorum. If it does not (the lock lives on where an
 -- unanswered extend kept it, and expired elsewhere), the lock expired unreleased, and its
 -- delay must hold on every node that held it. Once a quorum deleted it, the release
--- removes its marks (unmark.lua) before it answers. A lead of 2 ms or less is not a delay (a
--- lock-delay is 0 or at least 10 ms): the key and its note are set, and their PTTLs read, by
--- separate calls, and the clock may tick between them.
+-- removes its marks (unmark.lua) before it answers. The lead is read as notelead.lua reads
+-- it (exact where the server has PEXPIRETIME; less than 5 ms is none: a lock-delay is 0 or
+-- at least 10 ms, and the key and its note are set by separate calls).
 -- With the lock's fair queue (KEYS[4], and the waiters' leases KEYS[5]), the holder
 -- ARGV[1] also leaves the queue, where it waited under its own name.
 -- Returns 1 when deleted (2 when waiters are queued, to be woken), each plus 2 when the note
@@ -38,7 +38,8 @@ local function ours()
 end
 if redis.call("GET", KEYS[1]) == ARGV[1] and ours() then
   local marked = 0
-  if ARGV[3] and ARGV[3] ~= "" and redis.call("PTTL", KEYS[2]) > redis.call("PTTL", KEYS[1]) + 2 then
+  local ttl = redis.call("PTTL", KEYS[1])
+  if ARGV[3] and ARGV[3] ~= "" and ttl > 0 and noteLead(KEYS[1], KEYS[2], ttl) > 0 then -- notelead.lua
     redis.call("SET", KEYS[2], "!" .. ARGV[3], "KEEPTTL")
     redis.call("DEL", KEYS[3])
     marked = 2

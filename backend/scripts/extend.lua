@@ -33,10 +33,7 @@ if ttl >= 0 and ttl <= pad then
 end
 local delay = 0
 if note and ttl > 0 then
-  delay = redis.call("PTTL", KEYS[2]) - ttl
-  if delay <= 2 then
-    delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
-  end
+  delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
 end
 local ms, newpad = tonumber(ARGV[2]), tonumber(ARGV[3])
 local mark = string.sub(round, -1)
@@ -45,7 +42,7 @@ if renewed and ttl > ms then
   ms, newpad = ttl, math.max(pad, newpad)
 end
 redis.call("PEXPIRE", KEYS[1], ms)
-redis.call("SET", KEYS[2], round .. " " .. newpad .. rest, "PX", ms + delay)
+setNoteAfter(KEYS[1], KEYS[2], round .. " " .. newpad .. rest, ms, delay)
 if ARGV[5] == "1" then
   local promised = tonumber(ARGV[2])
   if not renewed or redis.call("GET", KEYS[3]) ~= ARGV[1] or redis.call("PTTL", KEYS[3]) < promised then

@@ -14,8 +14,9 @@
 -- confirmation did not land here, tokenpart.lua) notes it final.
 -- The last ARGV is the restore's lock-delay in ms, or "-" when the engine asks for no restore
 -- (it asks only where a quorum still held the lock, quorum/renew.go restore): a lock whose key
--- and note are both absent here (never over another owner's key, nor during a lock-delay,
--- whose note outlives its key) is set again with the same padded TTL, noted with round
+-- and note are both absent here, or whose key is absent and whose note names the lease's own
+-- round (never over another owner's key, nor during another lock's lock-delay, whose note
+-- outlives its key) is set again with the same padded TTL, noted with round
 -- ARGV[s+4] and the token part ARGV[s+6] the engine read Q holders agree on in the renewal
 -- before, or its grant's token ("" none, "<token>", "=<token>"; "0", a fenced lock's without
 -- its token, when neither is known: the holders that kept it keep the token), its note
@@ -25,6 +26,13 @@
 -- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", nothing,
 -- " 0" for none yet, or " ?<token>" tentative: it counts only beside the same token final,
 -- tokenpart.lua) when extended, else 0.
+-- ownNote: the note meta outlives its key (a lock-delay) and names round want: the lease's
+-- own lock, whose key expired here only (a backend paused past the TTL) while Q holders
+-- kept it. Its lock-delay keeps other owners out, not the lock's own restore.
+local function ownNote(meta, want)
+  local note = redis.call("GET", meta)
+  return want ~= "" and note ~= false and string.match(note, "^(%S*) ") == want
+end
 local restore = ARGV[#ARGV] ~= "-"
 local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
 local stride = restore and 6 or 5
@@ -45,22 +53,28 @@ for i = 1, #KEYS / 2 do
       end
     end
     local ttl = redis.call("PTTL", key)
-    if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want)) then
+    -- The lease adopts its lock where its re-attach did not reach (a backend paused or cut
+    -- off then): the note names an earlier round (roundorder.lua) with the lock's own token
+    -- (one token, one lock: the one its grant answered, final, or in a restore the token part
+    -- Q holders of the lease's round agree on), so it moves to the lease's round as
+    -- reattach.lua would have moved it, and counts as held, which it is.
+    local token = restore and ARGV[s + 6] or "0"
+    local adopt = want ~= "" and note and roundBefore(round, want) and
+      (granted ~= "0" and rest == " " .. granted or token ~= "0" and token ~= "" and rest == " " .. token)
+    if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want) or adopt) then
+      round = want ~= "" and want or round
       local delay = 0
       if note and ttl > 0 then
-        delay = redis.call("PTTL", meta) - ttl
-        if delay <= 2 then
-          delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
-        end
+        delay = noteLead(key, meta, ttl) -- notelead.lua
       end
       if ttl > ms then
         ms, newpad = ttl, math.max(pad, tonumber(newpad))
       end
       redis.call("PEXPIRE", key, ms)
-      redis.call("SET", meta, round .. " " .. newpad .. rest, "PX", ms + delay)
+      setNoteAfter(key, meta, round .. " " .. newpad .. rest, ms, delay)
       out[i] = "+" .. rest
     end
-  elseif restore and redis.call("EXISTS", key) == 0 and redis.call("EXISTS", meta) == 0 then
+  elseif restore and redis.call("EXISTS", key) == 0 and (redis.call("EXISTS", meta) == 0 or ownNote(meta, want)) then
     redis.call("SET", key, value, "PX", ms)
     local token = ARGV[s + 6]
     if token ~= "" then

@@ -26,18 +26,10 @@ if note then
   if r and string.sub(r, -1) == "~" then
     return 0
   end
-  -- Re-attach rounds are ordered ("<generation>.<arrival µs>.<random>^<id>@", Engine.Reattach;
-  -- an acquire's round is 0.0.0), by arrival, then generation, then the random part: a backend
-  -- moves only to a round not below its own, so when two re-attaches of the lock race (through
-  -- two replicas) each backend ends naming the later request of those that reached it, never
-  -- two and two.
-  local function order(round)
-    local g, t, x = string.match(round or "", "^(%d+)%.(%d+)%.(%d+)%^")
-    return tonumber(t) or 0, tonumber(g) or 0, tonumber(x) or 0
-  end
-  local t1, g1, x1 = order(r)
-  local t2, g2, x2 = order(ARGV[4])
-  if t1 > t2 or t1 == t2 and (g1 > g2 or g1 == g2 and x1 > x2) then
+  -- Re-attach rounds are ordered (roundorder.lua): a backend moves only to a round not below
+  -- its own, so when two re-attaches of the lock race (through two replicas) each backend
+  -- ends naming the later request of those that reached it, never two and two.
+  if roundBefore(ARGV[4], r) then
     return 0 -- a later request's re-attach moved it: it stays that one's
   end
 end
@@ -50,15 +42,12 @@ if ttl >= 0 and ttl <= pad then
 end
 local delay = 0
 if note and ttl > 0 then
-  delay = redis.call("PTTL", KEYS[2]) - ttl
-  if delay <= 2 then
-    delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
-  end
+  delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
 end
 local ms, newpad = tonumber(ARGV[2]), tonumber(ARGV[3])
 if ttl > ms then
   ms, newpad = ttl, math.max(pad, newpad)
 end
 redis.call("PEXPIRE", KEYS[1], ms)
-redis.call("SET", KEYS[2], ARGV[4] .. " " .. newpad .. rest, "PX", ms + delay)
+setNoteAfter(KEYS[1], KEYS[2], ARGV[4] .. " " .. newpad .. rest, ms, delay)
 return 1

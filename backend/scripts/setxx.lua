@@ -33,15 +33,12 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
           ms, newpad = ttl, math.max(tonumber(pad), tonumber(ARGV[4])) -- a session's lock: never shortened, as by an extend
         end
         note = round .. " " .. newpad .. rest
-        delay = redis.call("PTTL", KEYS[2]) - ttl
-        if delay <= 2 then
-          delay = 0 -- the clock's tick between two writes, not a lock-delay (delifeq.lua)
-        end
+        delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
       end
     end
   end
   redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
-  redis.call("SET", KEYS[2], note, "PX", ms + delay)
+  setNoteAfter(KEYS[1], KEYS[2], note, ms, delay)
   if not same then
     redis.call("DEL", KEYS[3])
   elseif (ARGV[5] == "" or ARGV[5] ~= noteRound) and not (renewed and redis.call("GET", KEYS[3]) == ARGV[1]
