@@ -89,10 +89,72 @@ func TestRestoreOverItsOwnLockDelay(t *testing.T) {
 	if c.Get(ctx, "k").Val() != "me" {
 		t.Fatal("the restore left the key absent under its own lock's note")
 	}
+	// A backend a re-attach missed, whose key expired since: its note names
+	// the round before, with the lock's token (the lease's round here is a
+	// re-attach's).
+	restoreAs := func(round string, granted int64) {
+		leases := []quorum.Lease{{Key: "k", Value: "me", TTL: 20 * time.Second, Pad: 3 * time.Millisecond, Round: round, Token: "41", Granted: granted}}
+		if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, AuxTTL: time.Second, N: 1}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
 	c.Del(ctx, "k")
-	c.Set(ctx, quorum.MetaKey("k"), "other@ 2 40", 10*time.Second)
-	restore()
-	if c.Exists(ctx, "k").Val() != 0 {
-		t.Fatal("the restore set the key during another lock's lock-delay")
+	c.Set(ctx, quorum.MetaKey("k"), "mine@ 2 41", 10*time.Second)
+	restoreAs("1.1000.7^cd.1@", 41)
+	if c.Get(ctx, "k").Val() != "me" {
+		t.Fatal("the restore left the key absent under its lock's earlier round's note")
+	}
+	for _, note := range []string{"other@ 2 40", "1.2000.1^ef.1@ 2 41"} {
+		c.Del(ctx, "k")
+		c.Set(ctx, quorum.MetaKey("k"), note, 10*time.Second)
+		restoreAs("1.1000.7^cd.1@", 41)
+		if c.Exists(ctx, "k").Val() != 0 {
+			t.Fatalf("the restore set the key during the lock-delay of note %q (another lock's, or a later round's)", note)
+		}
+	}
+}
+
+// TestRestoreKeepsTheLocksOwnLockDelay (helper-76): a restore notes the
+// lock-delay of the lock's kind (the engine sends both: TTL for SET NX PX's
+// and connection-bound locks', AuxTTL for the native, fenced ones'), and
+// never shortens the own note it replaces. Before, every restore noted the
+// native locks' delay: a connection-bound lock (lock_delay 10 s here, the
+// native 0) restored over its own note kept no lead there, and once that
+// happened on a quorum (one pause at a time), the lock expiring unreleased
+// was free inside its lock_delay (e2e TestRestoresKeepABoundLocksLockDelay).
+func TestRestoreKeepsTheLocksOwnLockDelay(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	c := s.Client()
+	defer c.Close()
+	ctx := t.Context()
+	const lockDelay = 10 * time.Second
+	for _, tc := range []struct {
+		round, token string
+		note         time.Duration // the own note's TTL left (the key expired here)
+	}{
+		{"ab.1~", quorum.NoToken, lockDelay - 500*time.Millisecond}, // a connection-bound lock
+		{"ab.2@", "=7", lockDelay - 500*time.Millisecond},           // a SET NX PX lock re-attached as a session, its token fixed
+		{"ab.3@", "7", 0},                                            // a native lock: its own delay (0 here), no note left
+	} {
+		c.Del(ctx, "k", quorum.MetaKey("k"))
+		if tc.note > 0 {
+			c.Set(ctx, quorum.MetaKey("k"), tc.round+" 18", tc.note)
+		}
+		leases := []quorum.Lease{{Key: "k", Value: "me", TTL: 1500 * time.Millisecond, Pad: 18 * time.Millisecond, Round: tc.round, Token: tc.token}}
+		if r := do(t, n, quorum.Op{Kind: quorum.OpRenew, Leases: &leases, TTL: lockDelay, AuxTTL: 0, N: 1}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+		if c.Get(ctx, "k").Val() != "me" {
+			t.Fatalf("%s: not restored", tc.round)
+		}
+		lead := c.PExpireTime(ctx, quorum.MetaKey("k")).Val() - c.PExpireTime(ctx, "k").Val()
+		want := lockDelay
+		if tc.token == "7" {
+			want = 0
+		}
+		if lead < want-time.Second || lead > want+time.Second {
+			t.Errorf("%s (token %q): the restored note outlives the key by %v; want the lock's lock-delay, %v", tc.round, tc.token, lead, want)
+		}
 	}
 }

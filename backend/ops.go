@@ -131,7 +131,7 @@ func (e *encoder) command(op quorum.Op) *script {
 			}
 			e.args = append(e.args, str(l.Value), ms(l.TTL), ms(l.Pad), str(l.Round), num(l.Granted), str(token))
 		}
-		return script(pexpireIfEqScript, ms(op.AuxTTL))
+		return script(pexpireIfEqScript, ms(op.TTL), ms(op.AuxTTL))
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:

@@ -91,7 +91,7 @@ const (
 	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it: tentative with Tentative (a first raise), else final. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done
 
-	OpRenew // extend each of Leases as OpPExpireIfEq does, never shortening (Key, Value, TTL and Pad ignored; a Lease with a Round only where the lock's note names it); with N 1 also restore a lease where its key and note are both absent (the restore is not counted; its note outlives the key by AuxTTL, the lock-delay); Each: per lease, extended
+	OpRenew // extend each of Leases as OpPExpireIfEq does, never shortening (Key, Value, TTL and Pad ignored; a Lease with a Round only where the lock's note names it); with N 1 also restore a lease where its key and note are both absent, or its key is absent under its own round's note (the restore is not counted; its note outlives the key by the lock-delay: AuxTTL for a fenced lock's, TTL for the others'), and adopt one whose note names an earlier round of the lock with its token; Each: per lease, extended
 
 	// OpFixToken raises counter Key to at least N as OpRaise does and, where
 	// lock Aux holds Value written by Round and has no token yet, fixes N

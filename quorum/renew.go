@@ -194,7 +194,9 @@ func (e *Engine) restore(batches []*renewBatch, padded []Lease, errs []error, sh
 	for n, leases := range perNode {
 		for from := 0; from < len(leases); from += maxLeasesPerOp {
 			part := leases[from:min(from+maxLeasesPerOp, len(leases))]
-			e.send([]int{n}, Op{Kind: OpRenew, Leases: &part, AuxTTL: e.opts.NativeLockDelay, N: 1}, deadline)
+			// Noted with the lock-delay its kind of lock was acquired with (pexpireifeq.lua):
+			// AuxTTL the native locks', TTL the others'.
+			e.send([]int{n}, Op{Kind: OpRenew, Leases: &part, TTL: e.opts.LockDelay, AuxTTL: e.opts.NativeLockDelay, N: 1}, deadline)
 		}
 	}
 }

@@ -12,7 +12,8 @@
 -- did (a lock-delay). Granted ARGV[s+5] is the fencing token the lock's grant answered its
 -- holder ("0": none known): a note of the lease's round that holds it tentative (the grant's
 -- confirmation did not land here, tokenpart.lua) notes it final.
--- The last ARGV is the restore's lock-delay in ms, or "-" when the engine asks for no restore
+-- The last ARGV is the restore's lock-delay in ms for fenced locks (the one before it, for the
+-- others: restoreDelay below), or "-" when the engine asks for no restore
 -- (it asks only where a quorum still held the lock, quorum/renew.go restore): a lock whose key
 -- and note are both absent here, or whose key is absent and whose note names the lease's own
 -- round (never over another owner's key, nor during another lock's lock-delay, whose note
@@ -26,15 +27,33 @@
 -- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", nothing,
 -- " 0" for none yet, or " ?<token>" tentative: it counts only beside the same token final,
 -- tokenpart.lua) when extended, else 0.
--- ownNote: the note meta outlives its key (a lock-delay) and names round want: the lease's
--- own lock, whose key expired here only (a backend paused past the TTL) while Q holders
--- kept it. Its lock-delay keeps other owners out, not the lock's own restore.
-local function ownNote(meta, want)
+-- ownNote: the note meta outlives its key (a lock-delay) and is the lease's own lock's: it
+-- names round want, or an earlier round (roundorder.lua) with the lock's own token (token
+-- part " <granted>", or the one Q holders agree on, as adoption below): a backend paused
+-- past the TTL, or one a re-attach missed and whose key then expired, while Q holders kept
+-- the lock. Its lock-delay keeps other owners out, not the lock's own restore.
+local function ownNote(meta, want, granted, token)
   local note = redis.call("GET", meta)
-  return want ~= "" and note ~= false and string.match(note, "^(%S*) ") == want
+  if want == "" or not note then
+    return false
+  end
+  local r, rest = string.match(note, "^(%S*) %d+(.*)$")
+  return r == want or r ~= nil and roundBefore(r, want) and
+    (granted ~= "0" and rest == " " .. granted or token ~= "0" and token ~= "" and rest == " " .. token)
 end
 local restore = ARGV[#ARGV] ~= "-"
-local restoreDelay = restore and tonumber(ARGV[#ARGV]) or 0
+-- A restore's lock-delay: the native locks' (LOCK.ACQUIRE's, fenced: a token part "<token>"
+-- or "0") last, the other locks' (SET NX PX's, and SET NX's bound to their connection: no
+-- token part, or one fixed by a read, "=<token>") before it. helper-76: one delay for all
+-- restored a bound lock with the native locks' lock-delay, shorter than its own.
+local nativeDelay = restore and tonumber(ARGV[#ARGV]) or 0
+local plainDelay = restore and tonumber(ARGV[#ARGV - 1]) or 0
+local function restoreDelay(round, token)
+  if string.sub(round, -1) == "~" or token == "" or string.sub(token, 1, 1) == "=" then
+    return plainDelay
+  end
+  return nativeDelay
+end
 local stride = restore and 6 or 5
 local out = {}
 for i = 1, #KEYS / 2 do
@@ -74,13 +93,16 @@ for i = 1, #KEYS / 2 do
       setNoteAfter(key, meta, round .. " " .. newpad .. rest, ms, delay)
       out[i] = "+" .. rest
     end
-  elseif restore and redis.call("EXISTS", key) == 0 and (redis.call("EXISTS", meta) == 0 or ownNote(meta, want)) then
+  elseif restore and redis.call("EXISTS", key) == 0 and (redis.call("EXISTS", meta) == 0 or ownNote(meta, want, granted, ARGV[s + 6])) then
     redis.call("SET", key, value, "PX", ms)
     local token = ARGV[s + 6]
+    -- The note outlives the key by the lock's lock-delay, and never expires sooner than the
+    -- own note it replaces did.
+    local noteMs = math.max(ms + restoreDelay(want, token), redis.call("PTTL", meta))
     if token ~= "" then
       token = " " .. token
     end
-    redis.call("SET", meta, want .. " " .. newpad .. token, "PX", ms + restoreDelay)
+    redis.call("SET", meta, want .. " " .. newpad .. token, "PX", noteMs)
   end
 end
 return out
