@@ -135,7 +135,7 @@ func TestRestoreKeepsTheLocksOwnLockDelay(t *testing.T) {
 	}{
 		{"ab.1~", quorum.NoToken, lockDelay - 500*time.Millisecond}, // a connection-bound lock
 		{"ab.2@", "=7", lockDelay - 500*time.Millisecond},           // a SET NX PX lock re-attached as a session, its token fixed
-		{"ab.3@", "7", 0},                                            // a native lock: its own delay (0 here), no note left
+		{"ab.3@", "7", 0}, // a native lock: its own delay (0 here), no note left
 	} {
 		c.Del(ctx, "k", quorum.MetaKey("k"))
 		if tc.note > 0 {
