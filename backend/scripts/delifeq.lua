@@ -38,8 +38,7 @@ local function ours()
 end
 if redis.call("GET", KEYS[1]) == ARGV[1] and ours() then
   local marked = 0
-  local ttl = redis.call("PTTL", KEYS[1])
-  if ARGV[3] and ARGV[3] ~= "" and ttl > 0 and noteLead(KEYS[1], KEYS[2], ttl) > 0 then -- notelead.lua
+  if ARGV[3] and ARGV[3] ~= "" and noteLead(KEYS[1], KEYS[2]) > 0 then -- notelead.lua
     redis.call("SET", KEYS[2], "!" .. ARGV[3], "KEEPTTL")
     redis.call("DEL", KEYS[3])
     marked = 2

@@ -31,9 +31,9 @@ local ttl = redis.call("PTTL", KEYS[1])
 if ttl >= 0 and ttl <= pad then
   return 0 -- the holder's window is over here
 end
-local delay = 0
+local delay, base = 0, nil
 if note and ttl > 0 then
-  delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
+  delay, base = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
 end
 local ms, newpad = tonumber(ARGV[2]), tonumber(ARGV[3])
 local mark = string.sub(round, -1)
@@ -41,8 +41,7 @@ local renewed = mark == "~" or mark == "@"
 if renewed and ttl > ms then
   ms, newpad = ttl, math.max(pad, newpad)
 end
-redis.call("PEXPIRE", KEYS[1], ms)
-setNoteAfter(KEYS[1], KEYS[2], round .. " " .. newpad .. rest, ms, delay)
+expireWithNote(KEYS[1], KEYS[2], round .. " " .. newpad .. rest, ms, delay, base)
 if ARGV[5] == "1" then
   local promised = tonumber(ARGV[2])
   if not renewed or redis.call("GET", KEYS[3]) ~= ARGV[1] or redis.call("PTTL", KEYS[3]) < promised then

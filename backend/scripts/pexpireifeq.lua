@@ -27,19 +27,25 @@
 -- Returns, per lock, "+" and the token part of its note (" <token>", " =<token>", nothing,
 -- " 0" for none yet, or " ?<token>" tentative: it counts only beside the same token final,
 -- tokenpart.lua) when extended, else 0.
+-- earlierOfLock: a note of round r with token part rest is of the lease's lock under an
+-- earlier round (roundorder.lua): the lock's own token (one token, one lock), the one its
+-- grant answered (granted, final), or in a restore the token part Q holders of the lease's
+-- round agree on (token).
+local function earlierOfLock(r, rest, want, granted, token)
+  return want ~= "" and r ~= nil and roundBefore(r, want) and
+    (granted ~= "0" and rest == " " .. granted or token ~= "0" and token ~= "" and rest == " " .. token)
+end
 -- ownNote: the note meta outlives its key (a lock-delay) and is the lease's own lock's: it
--- names round want, or an earlier round (roundorder.lua) with the lock's own token (token
--- part " <granted>", or the one Q holders agree on, as adoption below): a backend paused
--- past the TTL, or one a re-attach missed and whose key then expired, while Q holders kept
--- the lock. Its lock-delay keeps other owners out, not the lock's own restore.
+-- names round want, or an earlier round of the lock: a backend paused past the TTL, or one a
+-- re-attach missed and whose key then expired, while Q holders kept the lock. Its
+-- lock-delay keeps other owners out, not the lock's own restore.
 local function ownNote(meta, want, granted, token)
   local note = redis.call("GET", meta)
   if want == "" or not note then
     return false
   end
   local r, rest = string.match(note, "^(%S*) %d+(.*)$")
-  return r == want or r ~= nil and roundBefore(r, want) and
-    (granted ~= "0" and rest == " " .. granted or token ~= "0" and token ~= "" and rest == " " .. token)
+  return r == want or earlierOfLock(r, rest, want, granted, token)
 end
 local restore = ARGV[#ARGV] ~= "-"
 -- A restore's lock-delay: the native locks' (LOCK.ACQUIRE's, fenced: a token part "<token>"
@@ -73,24 +79,19 @@ for i = 1, #KEYS / 2 do
     end
     local ttl = redis.call("PTTL", key)
     -- The lease adopts its lock where its re-attach did not reach (a backend paused or cut
-    -- off then): the note names an earlier round (roundorder.lua) with the lock's own token
-    -- (one token, one lock: the one its grant answered, final, or in a restore the token part
-    -- Q holders of the lease's round agree on), so it moves to the lease's round as
+    -- off then): the note names an earlier round of it, so it moves to the lease's round as
     -- reattach.lua would have moved it, and counts as held, which it is.
-    local token = restore and ARGV[s + 6] or "0"
-    local adopt = want ~= "" and note and roundBefore(round, want) and
-      (granted ~= "0" and rest == " " .. granted or token ~= "0" and token ~= "" and rest == " " .. token)
+    local adopt = note and earlierOfLock(round, rest, want, granted, restore and ARGV[s + 6] or "0")
     if (ttl < 0 or ttl > pad) and (want == "" or (note and round == want) or adopt) then
       round = want ~= "" and want or round
-      local delay = 0
+      local delay, base = 0, nil
       if note and ttl > 0 then
-        delay = noteLead(key, meta, ttl) -- notelead.lua
+        delay, base = noteLead(key, meta, ttl) -- notelead.lua
       end
       if ttl > ms then
         ms, newpad = ttl, math.max(pad, tonumber(newpad))
       end
-      redis.call("PEXPIRE", key, ms)
-      setNoteAfter(key, meta, round .. " " .. newpad .. rest, ms, delay)
+      expireWithNote(key, meta, round .. " " .. newpad .. rest, ms, delay, base)
       out[i] = "+" .. rest
     end
   elseif restore and redis.call("EXISTS", key) == 0 and (redis.call("EXISTS", meta) == 0 or ownNote(meta, want, granted, ARGV[s + 6])) then

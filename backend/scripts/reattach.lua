@@ -40,14 +40,13 @@ local ttl = redis.call("PTTL", KEYS[1])
 if ttl >= 0 and ttl <= pad then
   return 0
 end
-local delay = 0
+local delay, base = 0, nil
 if note and ttl > 0 then
-  delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
+  delay, base = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
 end
 local ms, newpad = tonumber(ARGV[2]), tonumber(ARGV[3])
 if ttl > ms then
   ms, newpad = ttl, math.max(pad, newpad)
 end
-redis.call("PEXPIRE", KEYS[1], ms)
-setNoteAfter(KEYS[1], KEYS[2], ARGV[4] .. " " .. newpad .. rest, ms, delay)
+expireWithNote(KEYS[1], KEYS[2], ARGV[4] .. " " .. newpad .. rest, ms, delay, base)
 return 1

@@ -17,7 +17,7 @@
 -- Returns 1 when overwritten, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1]) > 0
     and (ARGV[6] == nil or redis.call("GET", KEYS[1]) == ARGV[6]) then
-  local note, delay, same = ARGV[3] .. " " .. ARGV[4], 0, redis.call("GET", KEYS[1]) == ARGV[1]
+  local note, delay, base, same = ARGV[3] .. " " .. ARGV[4], 0, nil, redis.call("GET", KEYS[1]) == ARGV[1]
   local ms, renewed, noteRound = tonumber(ARGV[2]), false, nil
   if same then
     local old = redis.call("GET", KEYS[2])
@@ -33,12 +33,16 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
           ms, newpad = ttl, math.max(tonumber(pad), tonumber(ARGV[4])) -- a session's lock: never shortened, as by an extend
         end
         note = round .. " " .. newpad .. rest
-        delay = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
+        delay, base = noteLead(KEYS[1], KEYS[2], ttl) -- notelead.lua
       end
     end
   end
-  redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
-  setNoteAfter(KEYS[1], KEYS[2], note, ms, delay)
+  if same then -- the same value: SET ... PX is PEXPIRE
+    expireWithNote(KEYS[1], KEYS[2], note, ms, delay, base)
+  else
+    redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
+    redis.call("SET", KEYS[2], note, "PX", ms)
+  end
   if not same then
     redis.call("DEL", KEYS[3])
   elseif (ARGV[5] == "" or ARGV[5] ~= noteRound) and not (renewed and redis.call("GET", KEYS[3]) == ARGV[1]
