@@ -28,28 +28,9 @@ func TestReattachDuringPauseKeepsTheLockRenewed(t *testing.T) {
 		c.NodeTimeout = 500 * time.Millisecond
 	})
 	_, addrB := h.Serve()
-	ctx := context.Background()
 	const key = "pausedbackend:stale"
 	const ttl = 6000
-	a := redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1})
-	defer a.Close()
-	t1, err := a.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.Eventually(t, "the lock on every backend", func() bool { return h.Holders(key, "o") == 3 })
-
-	h.Backend[2].Pause()
-	time.Sleep(1500 * time.Millisecond) // past node_timeout
-	b := redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1, ReadTimeout: 10 * time.Second})
-	defer b.Close()
-	t2, err := b.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
-	if err != nil || t2 != t1 {
-		t.Fatalf("re-attach through replica B with backend 2 paused = %d, %v; want %d", t2, err, t1)
-	}
-	time.Sleep(500 * time.Millisecond)
-	h.Backend[2].Resume()
-	time.Sleep(1500 * time.Millisecond) // the replicas see backend 2 again; renewals run
+	_, t2 := reattachedWhileBackend2Paused(t, h, addrB, key, ttl)
 	t.Logf("notes after resume: %q", review38Notes(h, key))
 
 	// One more fault: backend 0 restarts empty. Backends 1 and 2 are healthy,
@@ -81,27 +62,7 @@ func TestReattachDuringPauseThenRestartKeepsOthersOut(t *testing.T) {
 	ctx := context.Background()
 	const key = "pausedbackend:stale-thief"
 	const ttl = 6000
-	a := redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1})
-	defer a.Close()
-	var t1 int64
-	harness.Eventually(t, "the backends out of their first quarantine", func() bool {
-		var err error
-		t1, err = a.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
-		return err == nil
-	})
-	harness.Eventually(t, "the lock on every backend", func() bool { return h.Holders(key, "o") == 3 })
-
-	h.Backend[2].Pause()
-	time.Sleep(1500 * time.Millisecond)
-	b := redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1, ReadTimeout: 10 * time.Second})
-	defer b.Close()
-	t2, err := b.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
-	if err != nil || t2 != t1 {
-		t.Fatalf("re-attach through replica B with backend 2 paused = %d, %v; want %d", t2, err, t1)
-	}
-	time.Sleep(500 * time.Millisecond)
-	h.Backend[2].Resume()
-	time.Sleep(1500 * time.Millisecond)
+	b, t2 := reattachedWhileBackend2Paused(t, h, addrB, key, ttl)
 	h.Backend[0].Restart() // empty: quarantined
 	thief := replicaAt(t, h.Addr)
 	adminB := replicaAt(t, addrB)
@@ -157,4 +118,36 @@ func TestPausePastTTLThenRestartKeepsTheSession(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// reattachedWhileBackend2Paused takes key's session lock through replica A
+// (h.Addr, retrying while the backends are in their first quarantine),
+// pauses backend 2 past node_timeout, re-attaches the lock through replica
+// B at addrB (its round misses backend 2), resumes backend 2 and leaves the
+// renewals 1.5 s: B's connection, which holds the lock, and its token.
+func reattachedWhileBackend2Paused(t *testing.T, h *harness.Harness, addrB, key string, ttl int) (*redis.Client, int64) {
+	t.Helper()
+	ctx := t.Context()
+	a := redis.NewClient(&redis.Options{Addr: h.Addr, PoolSize: 1, MaxRetries: -1})
+	t.Cleanup(func() { _ = a.Close() })
+	var t1 int64
+	harness.Eventually(t, "the session lock (backends out of their first quarantine)", func() bool {
+		var err error
+		t1, err = a.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
+		return err == nil
+	})
+	harness.Eventually(t, "the lock on every backend", func() bool { return h.Holders(key, "o") == 3 })
+
+	h.Backend[2].Pause()
+	time.Sleep(1500 * time.Millisecond) // past node_timeout
+	b := redis.NewClient(&redis.Options{Addr: addrB, PoolSize: 1, MaxRetries: -1, ReadTimeout: 10 * time.Second})
+	t.Cleanup(func() { _ = b.Close() })
+	t2, err := b.Do(ctx, "LOCK.ACQUIRE", key, "o", ttl, "SESSION").Int64()
+	if err != nil || t2 != t1 {
+		t.Fatalf("re-attach through replica B with backend 2 paused = %d, %v; want %d", t2, err, t1)
+	}
+	time.Sleep(500 * time.Millisecond)
+	h.Backend[2].Resume()
+	time.Sleep(1500 * time.Millisecond) // the replicas see backend 2 again; renewals run
+	return b, t2
 }

@@ -14,8 +14,6 @@ package proxy
 
 import (
 	"fmt"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -123,22 +121,10 @@ func twoUsers(t *testing.T) (s *Server, dial func(user string) *redis.Client) {
 	for _, a := range redistest.Addrs(redistest.Start(t, 3)) {
 		nodes = append(nodes, backend.NewNode(&redis.Options{Addr: a}))
 	}
-	e, err := quorum.New(nodes, quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lim := DefaultLimits()
-	lim.MaxSessionLocksPerUser = 1
-	s = New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)),
-		WithUsers(User{Name: "a", Password: "pa", Prefix: "shared:"}, User{Name: "b", Password: "pb", Prefix: "shared:"}))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = s.Serve(ln) }()
-	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
+	s, addr := serveRig(t, nodes, func(l *Limits) { l.MaxSessionLocksPerUser = 1 },
+		[]Option{WithUsers(User{Name: "a", Password: "pa", Prefix: "shared:"}, User{Name: "b", Password: "pb", Prefix: "shared:"})})
 	return s, func(user string) *redis.Client {
-		c := redis.NewClient(&redis.Options{Addr: ln.Addr().String(), Username: user, Password: "p" + user, MaxRetries: -1, PoolSize: 1})
+		c := redis.NewClient(&redis.Options{Addr: addr, Username: user, Password: "p" + user, MaxRetries: -1, PoolSize: 1})
 		t.Cleanup(func() { _ = c.Close() })
 		return c
 	}

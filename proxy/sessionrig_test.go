@@ -23,6 +23,14 @@ func serveSessions(t *testing.T, nodes []quorum.Node, extra ...quorum.Option) st
 // defaults), its session_tick 250 ms whatever they say.
 func serveLimited(t *testing.T, nodes []quorum.Node, limit func(*Limits), extra ...quorum.Option) string {
 	t.Helper()
+	_, addr := serveRig(t, nodes, limit, nil, extra...)
+	return addr
+}
+
+// serveRig is serveLimited with the server options srv too, returning the
+// server as well.
+func serveRig(t *testing.T, nodes []quorum.Node, limit func(*Limits), srv []Option, extra ...quorum.Option) (*Server, string) {
+	t.Helper()
 	opts := append([]quorum.Option{quorum.WithQuarantine(false), quorum.WithLockDelay(0, 0), quorum.WithLogger(slog.New(slog.DiscardHandler))}, extra...)
 	e, err := quorum.New(nodes, opts...)
 	if err != nil {
@@ -32,14 +40,14 @@ func serveLimited(t *testing.T, nodes []quorum.Node, limit func(*Limits), extra 
 	if limit != nil {
 		limit(&lim)
 	}
-	s := New(e, WithLimits(lim), WithSessionTick(250*time.Millisecond), WithLogger(slog.New(slog.DiscardHandler)))
+	s := New(e, append([]Option{WithLimits(lim), WithSessionTick(250 * time.Millisecond), WithLogger(slog.New(slog.DiscardHandler))}, srv...)...)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = s.Serve(ln) }()
 	t.Cleanup(func() { _ = s.Close(); _ = e.Close() })
-	return ln.Addr().String()
+	return s, ln.Addr().String()
 }
 
 // dialOne is a one-connection client of addr, closed when the test ends.
