@@ -72,7 +72,7 @@ var (
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
-	acquireScript      = newScript(acquireLua)
+	acquireScript      = newScript(noteLeadLua + acquireLua)
 	queueScript        = newScript(queueLua)
 	queueBeatsScript   = newScript(queueBeatsLua)
 	undoScript         = newScript(undoLua)

@@ -2,7 +2,8 @@
 -- that wrote it (ARGV[3]) and the TTL's padding in ms (ARGV[4]): "<round> <pad>". A rollback
 -- compares the round; an extend reads the padding. The note lives ARGV[5] ms longer than
 -- the lock (its lock-delay): a note without its lock means the lock expired unreleased
--- less than its delay ago (a release deletes both), and the key is not free yet.
+-- less than its delay ago (a release deletes both), and the key is not free yet. The note's
+-- expiry is set from the key's (noteAfter): it outlives the key by exactly the delay.
 -- A fenced acquire also increments the token counter KEYS[3], lists it in the set of
 -- counters KEYS[4] and notes the round as the counter's last writer in KEYS[5]; the
 -- raise that follows notes the token beside the lock ("<round> <pad> <token>", 0 until then).
@@ -42,7 +43,7 @@ if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   if fenced then
     note = note .. " 0"
   end
-  if redis.call("SET", KEYS[2], note, "NX", "PX", tonumber(ARGV[2]) + tonumber(ARGV[5])) then
+  if noteAfter(KEYS[1], KEYS[2], note, tonumber(ARGV[2]), tonumber(ARGV[5]), true) then -- notelead.lua
     if fenced then
       local token = redis.call("INCR", KEYS[3])
       redis.call("SADD", KEYS[4], KEYS[3])

@@ -30,7 +30,7 @@ local function ours()
     local mark = string.sub(ARGV[2], -1)
     local ttl = redis.call("PTTL", KEYS[2])
     if mine and (mark == "~" or mark == "@") and ttl > 0 then
-      redis.call("SET", KEYS[2], string.sub(ARGV[2], 1, -2) .. string.sub(note, #ARGV[2] + 1), "PX", ttl)
+      redis.call("SET", KEYS[2], string.sub(ARGV[2], 1, -2) .. string.sub(note, #ARGV[2] + 1), "KEEPTTL")
     end
     return false
   end

@@ -95,15 +95,15 @@ for i = 1, #KEYS / 2 do
       out[i] = "+" .. rest
     end
   elseif restore and redis.call("EXISTS", key) == 0 and (redis.call("EXISTS", meta) == 0 or ownNote(meta, want, granted, ARGV[s + 6])) then
-    redis.call("SET", key, value, "PX", ms)
-    local token = ARGV[s + 6]
     -- The note outlives the key by the lock's lock-delay, and never expires sooner than the
-    -- own note it replaces did.
-    local noteMs = math.max(ms + restoreDelay(want, token), redis.call("PTTL", meta))
+    -- own note it replaces did (its PTTL read before the key is set).
+    local token, old = ARGV[s + 6], redis.call("PTTL", meta)
+    redis.call("SET", key, value, "PX", ms)
+    local lead = math.max(restoreDelay(want, token), old - ms)
     if token ~= "" then
       token = " " .. token
     end
-    redis.call("SET", meta, want .. " " .. newpad .. token, "PX", noteMs)
+    noteAfter(key, meta, want .. " " .. newpad .. token, ms, lead) -- notelead.lua
   end
 end
 return out

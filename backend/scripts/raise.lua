@@ -30,11 +30,11 @@ redis.call("SADD", KEYS[2], KEYS[1])
 local noted = 0
 if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
   local note = redis.call("GET", KEYS[5])
-  local ttl = redis.call("PTTL", KEYS[5])
+  local ttl = redis.call("PTTL", KEYS[5]) -- the note is rewritten only where it has a TTL, and keeps it
   if note and ttl > 0 and ARGV[4] == "fix" then
     local round, pad = string.match(note, "^(%S*) (%d+)$")
     if round == ARGV[2] and tonumber(ARGV[1]) > 0 then
-      redis.call("SET", KEYS[5], note .. " =" .. ARGV[1], "PX", ttl)
+      redis.call("SET", KEYS[5], note .. " =" .. ARGV[1], "KEEPTTL")
       noted = tonumber(ARGV[1])
     else
       round, pad, noted = string.match(note, "^(%S*) (%d+) =(%d+)$")
@@ -46,12 +46,12 @@ if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
       local part, tentative = settledPart(rest)
       if ARGV[4] == "?" then
         if rest == " 0" then
-          redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1], "PX", ttl)
+          redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1], "KEEPTTL")
         end
         noted = 1
       elseif rest == " 0" or tentative or part == " " .. ARGV[1] then
         -- the token as its own digits: Lua writes a number above 1e14 as 1.2e+15
-        redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. ARGV[1], "PX", ttl)
+        redis.call("SET", KEYS[5], round .. " " .. pad .. " " .. ARGV[1], "KEEPTTL")
         noted = 1
       end
     end

@@ -41,7 +41,7 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
     expireWithNote(KEYS[1], KEYS[2], note, ms, delay, base)
   else
     redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
-    redis.call("SET", KEYS[2], note, "PX", ms)
+    noteAfter(KEYS[1], KEYS[2], note, ms, 0) -- notelead.lua
   end
   if not same then
     redis.call("DEL", KEYS[3])

@@ -15,7 +15,7 @@ end
 if redis.call("GET", KEYS[3]) == ARGV[1] then
   local mark, ttl = string.sub(ARGV[2], -1), redis.call("PTTL", KEYS[2])
   if (mark == "~" or mark == "@") and ttl > 0 then
-    redis.call("SET", KEYS[2], string.sub(ARGV[2], 1, -2) .. string.sub(note, #ARGV[2] + 1), "PX", ttl)
+    redis.call("SET", KEYS[2], string.sub(ARGV[2], 1, -2) .. string.sub(note, #ARGV[2] + 1), "KEEPTTL")
   end
   return 0
 end
