@@ -32,7 +32,12 @@ func TestKeysOf(t *testing.T) {
 		{quorum.Op{Kind: quorum.OpHashAcquire, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c, quorum.CountersKey, quorum.WriterKey(c), quorum.QueueKey(k)}},
 		{quorum.Op{Kind: quorum.OpRaise, Key: c}, []string{c, quorum.CountersKey, quorum.WriterKey(c)}},
 		{quorum.Op{Kind: quorum.OpFixToken, Key: c, Aux: k}, []string{c, quorum.CountersKey, quorum.WriterKey(c), k, quorum.MetaKey(k)}},
-		{quorum.Op{Kind: quorum.OpHashRelease, Key: k, Aux: c}, []string{k, c}},
+		{quorum.Op{Kind: quorum.OpHashRelease, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c}},
+		{quorum.Op{Kind: quorum.OpHashRelease, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashExtend, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashLease, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashSetHolds, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c}},
+		{quorum.Op{Kind: quorum.OpHashUnhold, Key: k}, []string{k, quorum.MetaKey(k)}},
 		{quorum.Op{Kind: quorum.OpRead, Key: k}, []string{k}},
 	} {
 		var e encoder

@@ -59,6 +59,12 @@ func (e *encoder) keysOf(op quorum.Op) {
 	case quorum.OpUnmark:
 		e.keys = append(e.keys, key{metaP, op.Key})
 		return
+	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashLease: // the lock's note follows it
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
+		if op.Aux != "" { // an unlock latch
+			e.keys = append(e.keys, key{"", op.Aux})
+		}
+		return
 	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay
 		if op.Aux != "" {
 			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
@@ -142,9 +148,9 @@ func (e *encoder) command(op quorum.Op) *script {
 		}
 		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux))
 	case quorum.OpHashAcquire:
-		return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round))
+		return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL))
 	case quorum.OpHashRelease:
-		return script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL))
+		return script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark))
 	case quorum.OpHashExtend:
 		return script(hashExtendScript, str(op.Value), ms(op.TTL))
 	case quorum.OpHashLease:

@@ -35,13 +35,13 @@ func hashAcquireReply(val any) quorum.Reply {
 	return quorum.Reply{OK: v[0] == 1, N: v[1], Token: v[2]}
 }
 
-// hashReleaseReply reads the {result, holds before} reply of the hash release script.
+// hashReleaseReply reads the {result, holds before, marked} reply of the hash release script.
 func hashReleaseReply(val any) quorum.Reply {
-	v, err := ints("hash release", val, 2)
+	v, err := ints("hash release", val, 3)
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1]}
+	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1], Noted: v[2] == 1}
 }
 
 // raiseReply reads the {counter before, own, noted} reply of the raise

@@ -69,6 +69,8 @@ var (
 	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
 	//go:embed scripts/notelead.lua
 	noteLeadLua string // the prelude of the scripts that keep a note's lead over its key
+	//go:embed scripts/hashnote.lua
+	hashNoteLua string // the prelude of the hash lock scripts (after noteLeadLua): a hash lock's lock-delay
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
@@ -81,12 +83,12 @@ var (
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = newScript(hashAcquireLua)
-	hashReleaseScript  = newScript(hashReleaseLua)
-	hashExtendScript   = newScript(hashExtendLua)
-	hashLeaseScript    = newScript(hashLeaseLua)
+	hashAcquireScript  = newScript(noteLeadLua + hashNoteLua + hashAcquireLua)
+	hashReleaseScript  = newScript(noteLeadLua + hashNoteLua + hashReleaseLua)
+	hashExtendScript   = newScript(noteLeadLua + hashNoteLua + hashExtendLua)
+	hashLeaseScript    = newScript(noteLeadLua + hashNoteLua + hashLeaseLua)
 	hashUnholdScript   = newScript(hashUnholdLua)
-	hashSetHoldsScript = newScript(hashSetHoldsLua)
+	hashSetHoldsScript = newScript(noteLeadLua + hashNoteLua + hashSetHoldsLua)
 	hashGetScript      = newScript(hashGetLua)
 	raiseScript        = newScript(tokenPartLua + raiseLua)
 	setXXScript        = newScript(noteLeadLua + setXXLua)

@@ -33,7 +33,7 @@ var settings = []setting{
 	{"max_ttl", "longest lock TTL a client may ask for", func(c *Config) any { return &c.MaxTTL }},
 	{"quarantine", "keep a backend that restarted (or is younger than max_ttl at start) out of acquire/extend quorums for max_ttl; false is UNSAFE", func(c *Config) any { return &c.Quarantine }},
 	{"health_interval", "how often each backend's run_id and reachability are checked", func(c *Config) any { return &c.HealthInterval }},
-	{"lock_delay", "a SET NX PX (or string-lock script) lock that expired unreleased stays unavailable this long (not yet a Redisson hash lock); a released one is free at once; 0: off, as on one Redis; else at least 10ms", func(c *Config) any { return &c.LockDelay }},
+	{"lock_delay", "a SET NX PX (or client library lock script, Redisson's included) lock that expired unreleased stays unavailable this long; a released one is free at once; 0: off, as on one Redis; else at least 10ms", func(c *Config) any { return &c.LockDelay }},
 	{"native_lock_delay", "the same for LOCK.ACQUIRE's locks (0 or at least 10ms)", func(c *Config) any { return &c.NativeLockDelay }},
 	{"default_ttl", "TTL for SET NX without one, the old behaviour; 0 (default): such a SET takes a connection-bound lock (PTTL -1, renewed while the connection is open, released when it closes)", func(c *Config) any { return &c.DefaultTTL }},
 	{"bound_lease", "lease of a connection-bound lock (SET NX without a TTL): renewed every session_tick while its connection is open; 0: 10s, or max_ttl when shorter; else at least three ticks, at most max_ttl", func(c *Config) any { return &c.BoundLease }},

@@ -136,11 +136,23 @@
 // lock expired unreleased, and its delay holds on every node that held it
 // (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). Lost
 // and late answers: release.go unmark, unmarkLate; a mark that escapes them
-// lives out the lock's TTL and delay (liveness only). A hash lock (Redisson's) is refused while a string lock's note is
-// there, as a SET NX is. A lead of 2 ms or less is no delay (the clock may
-// tick between two writes of one script): a delay is 0 or at least
-// MinLockDelay. A node that restarted empty lost its notes: the quarantine
+// lives out the lock's TTL and delay (liveness only). A lead under 5 ms is
+// no delay: a delay is 0 or at least MinLockDelay, and a note's expiry is
+// set from its key's (PXAT), exact however long the server stalls inside a
+// script. A node that restarted empty lost its notes: the quarantine
 // window includes the delay.
+//
+// A hash lock (Redisson's, AcquireHash) keeps Settings.LockDelay the same
+// way: its note, "#<delay>", expires the delay after the hash, re-entries,
+// extends, leases and repairs included; ReleaseHash marks it where it
+// deletes the hash ("!<id>#<delay>") and removes its marks only when it
+// answers Released; a repair that gives a node its hold back (StillHeld)
+// turns the mark into the note again. A string lock's note, or a hash
+// lock's, keeps the key from either kind of lock: a free key with a note
+// is not taken (e2e TestRedissonLockKeepsLockDelay,
+// TestNotHeldHashReleaseKeepsLockDelay). A node that StillHeld gives a
+// hold it never had (absent there) gets no note: the delay holds on the
+// nodes the grant reached.
 //
 // # Batched renewal
 //

@@ -36,13 +36,17 @@ func (h *HashTaken) Unwrap() error { return h.RoundError }
 // and nodes below it are set to it before the grant stands, so that a
 // quorum always holds at least the count the owner was told about.
 //
+// The lock keeps Settings.LockDelay as a SET NX PX lock does (Lock-delay in
+// doc.go): each node's note outlives its hash by it, extends and re-entries
+// included.
+//
 // On failure the holds this round added are given back. A lock another owner
 // holds fails with a *HashTaken (errors.Is ErrTaken).
 func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey string) (Grant, error) {
 	if err := reservedKey(key, tokenKey); err != nil {
 		return Grant{}, err
 	}
-	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, Round: e.newRoundID()}, ttl)
+	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, AuxTTL: e.opts.LockDelay, Round: e.newRoundID()}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -159,6 +163,13 @@ const (
 // every node; ErrNotHeld when a quorum says owner did not hold it (absent
 // counts as released with absentReleased); ErrNoQuorum when fewer than Q
 // nodes that may vote answered. Nodes in restart quarantine do not vote.
+//
+// A node that deletes the lock keeps its lock-delay's note marked with the
+// release's id (Release's marks, Lock-delay in doc.go): only Released
+// removes them, before it returns. A release that fails, or answers not
+// held, leaves them: the lock expired unreleased where it lived on. Where
+// StillHeld gives a node that deleted the lock its hold back, its note
+// follows again.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
 	if err := reservedKey(key, latch); err != nil {
 		return 0, err
@@ -171,7 +182,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, err
 	}
 	defer unlock()
-	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
+	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: e.newRoundID()}
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var answered, notHeld, latchedHeld, latchedReleased []int
@@ -219,6 +230,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 			}
 		}
 		e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}, rest)
+		e.unmarkLate(t, op, e.unmark(t, op)) // the lock is free: its lock-delay's marks go
 		return Released, nil
 	}
 	// Still held with before-1 holds: set every answering node that is not

@@ -3,7 +3,8 @@
 -- ARGV[1] ms. ARGV[2] says how: "max", never shorter (the script names no owner, so any client
 -- could send it, and a shorter TTL would end a holder's window early: a force release);
 -- "set", exactly ARGV[1] as PEXPIRE does (where force release is allowed anyway); "min", only
--- shorter (PEXPIRE's LT). Only a hash with a TTL (a Redisson lock) is touched.
+-- shorter (PEXPIRE's LT). Only a hash with a TTL (a Redisson lock) is touched. Its note KEYS[2]
+-- (a lock-delay) follows the TTL set (hashnote.lua).
 -- Returns 1 when the lock is there and its TTL was set or already as asked; else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "hash" then
   return 0
@@ -15,6 +16,7 @@ end
 local ms = tonumber(ARGV[1])
 if ARGV[2] == "set" or (ARGV[2] == "max" and ttl < ms) or (ARGV[2] == "min" and ttl > ms) then
   redis.call("PEXPIRE", KEYS[1], ms)
+  followHash(KEYS[1], KEYS[2], ms)
   return 1
 end
 return ARGV[2] == "max" and 1 or 0
