@@ -103,6 +103,31 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "g", Value: owner, N: 0}); r.OK || c.Get(ctx, quorum.MetaKey("g")).Val() != "!rel9#2000" {
 		t.Fatalf("unhold of a free key = %+v; want the mark kept", r)
 	}
+	// A retry answered from the unlock latch says whether the mark its
+	// first attempt left (the same id) is still there.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "l", Value: owner, TTL: 10 * time.Second, Round: "r6", AuxTTL: delay}); !r.OK {
+		t.Fatalf("hash acquire = %+v", r)
+	}
+	rel := quorum.Op{Kind: quorum.OpHashRelease, Key: "l", Value: owner, TTL: time.Second, Aux: "latch", AuxTTL: 10 * time.Second, Mark: "Lq"}
+	if r := do(t, n, rel); r.N != 1 || r.Pre != 1 || !r.Noted {
+		t.Fatalf("release = %+v; want released, marked", r)
+	}
+	if r := do(t, n, rel); r.N != 1 || r.Pre != -1 || !r.Noted {
+		t.Fatalf("its retry = %+v; want released from the latch, its mark there", r)
+	}
+	other2 := rel
+	other2.Mark = "Lz"
+	if r := do(t, n, other2); r.N != 1 || r.Pre != -1 || r.Noted {
+		t.Fatalf("a retry naming another mark = %+v; want released from the latch, not its mark", r)
+	}
+	// A release that did not delete the lock on a quorum finishes it on
+	// the other nodes with its mark: their notes stay, marked.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "m", Value: owner, TTL: 10 * time.Second, Round: "r7", AuxTTL: delay}); !r.OK {
+		t.Fatalf("hash acquire = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "m", Value: owner, N: 0, Mark: "Lm"}); !r.OK || c.Get(ctx, quorum.MetaKey("m")).Val() != "!Lm#2000" {
+		t.Fatalf("marked unhold = %+v, note %q; want deleted, note \"!Lm#2000\"", r, c.Get(ctx, quorum.MetaKey("m")).Val())
+	}
 	// Without a mark (the release's id), the note goes with the hash.
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "u", Value: owner, TTL: 10 * time.Second, Round: "r5", AuxTTL: delay}); !r.OK {
 		t.Fatalf("hash acquire = %+v", r)

@@ -160,7 +160,7 @@ func (e *encoder) command(op quorum.Op) *script {
 		if op.N == 0 {
 			all = "all"
 		}
-		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"))
+		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"), str(op.Mark))
 	case quorum.OpHashSetHolds:
 		return script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"))
 	case quorum.OpHashGet:

@@ -146,8 +146,15 @@
 // way: its note, "#<delay>", expires the delay after the hash, re-entries,
 // extends, leases and repairs included; ReleaseHash marks it where it
 // deletes the hash ("!<id>#<delay>") and removes its marks only when it
-// answers Released; a repair that gives a node its hold back (StillHeld)
-// turns the mark into the note again. A string lock's note, or a hash
+// answers Released having deleted the lock on Q nodes: Released answered
+// where fewer deleted it (a count of 1 among Q answers, N-Q of them
+// "absent"; Redisson 3.10's unlock, for which absent is released) ends a
+// lock that expired on a majority, and its marks stay, as do the notes of
+// the nodes it finishes (OpHashUnhold with the Mark). The id is one per
+// unlock request (its latch, releaseMark): a retry answered from the
+// latches finds its first attempt's marks and removes them once Q nodes
+// show both. A repair that gives a node its hold back (StillHeld) turns
+// the mark into the note again. A string lock's note, or a hash
 // lock's, keeps the key from either kind of lock: a free key with a note
 // is not taken (e2e TestRedissonLockKeepsLockDelay,
 // TestNotHeldHashReleaseKeepsLockDelay). A node that StillHeld gives a

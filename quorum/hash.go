@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"slices"
 	"strconv"
 	"time"
@@ -166,8 +168,9 @@ const (
 //
 // A node that deletes the lock keeps its lock-delay's note marked with the
 // release's id (Release's marks, Lock-delay in doc.go): only Released
-// removes them, before it returns. A release that fails, or answers not
-// held, leaves them: the lock expired unreleased where it lived on. Where
+// after deleting it on Q nodes removes them, before it returns. A release
+// that fails, answers not held, or deleted the lock on fewer nodes,
+// leaves them: the lock expired unreleased where it lived on. Where
 // StillHeld gives a node that deleted the lock its hold back, its note
 // follows again.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
@@ -182,16 +185,20 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, err
 	}
 	defer unlock()
-	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: e.newRoundID()}
+	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: e.releaseMark(latch)}
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var answered, notHeld, latchedHeld, latchedReleased []int
 	var before int64 // the owner's count: the most any voting node had
+	deleted := 0     // voting nodes where this release (or, answered from its latch, an earlier attempt of it) deleted the lock
 	for j, v := range t.votes {
 		if v == failed || v == skipped || !e.counts(t.idx[j], time.Now()) {
 			continue
 		}
 		answered = append(answered, j)
+		if rep := t.replies[j]; rep.N == 1 && (rep.Pre > 0 || rep.Noted) {
+			deleted++ // from the latch: only where the earlier attempt's mark says it deleted the lock here
+		}
 		switch rep := t.replies[j]; {
 		case rep.Pre < 0 && rep.N == 1:
 			latchedReleased = append(latchedReleased, j)
@@ -217,20 +224,35 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case before == 0 && len(latchedHeld) > len(latchedReleased):
 		return StillHeld, nil // a retried unlock: answered from the latches
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
-		return Released, nil // a retried unlock, or Redisson 3.10.0's answer for a free lock
+		// A retried unlock, or Redisson 3.10.0's answer for a free lock. The
+		// first attempt's marks (the same id: releaseMark) go if it deleted
+		// the lock on a quorum.
+		if deleted >= e.quorum {
+			e.unmarkLate(t, op, e.unmark(t, op))
+		}
+		return Released, nil
 	case before == 0:
 		return 0, noQuorum()
 	case before == 1:
 		// Released: nodes that may still hold it (ahead, or not heard from)
-		// give it up too.
+		// give it up too. Only where Q nodes deleted it was it released
+		// rather than expired on a majority (absent there counts as not
+		// held only beyond N-Q): then its lock-delay's marks go, and the
+		// others' notes with it; else they all stay marked.
 		var rest []int
 		for j, rep := range t.replies {
 			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
 				rest = append(rest, j)
 			}
 		}
-		e.rollback(Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}, rest)
-		e.unmarkLate(t, op, e.unmark(t, op)) // the lock is free: its lock-delay's marks go
+		unhold := Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}
+		if deleted < e.quorum {
+			unhold.Mark = op.Mark
+		}
+		e.rollback(unhold, rest)
+		if deleted >= e.quorum {
+			e.unmarkLate(t, op, e.unmark(t, op))
+		}
 		return Released, nil
 	}
 	// Still held with before-1 holds: set every answering node that is not
@@ -254,6 +276,18 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, noQuorum()
 	}
 	return StillHeld, nil
+}
+
+// releaseMark is the id a hash lock's release marks its lock-delay's notes
+// with: one per unlock request, so that a retry answered from the latches
+// (Redisson sends the same latch again) removes the marks its first attempt
+// left; a new one per release without a latch.
+func (e *Engine) releaseMark(latch string) string {
+	if latch == "" {
+		return e.newRoundID()
+	}
+	h := sha1.Sum([]byte(latch))
+	return "L" + hex.EncodeToString(h[:8])
 }
 
 // The ways LeaseHash sets a TTL.

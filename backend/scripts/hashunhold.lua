@@ -1,7 +1,8 @@
 -- Undoes hold(s) of owner ARGV[1] on hash lock KEYS[1]: one hold (rolling back a
 -- grant) when ARGV[2] is "1", every hold (finishing a release) when it is "all". A hash
--- deleted here takes its note KEYS[2] (a lock-delay: hashnote.lua) with it; a release's
--- mark stays for that release to remove. With KEYS[3] (an unlock latch), the latch
+-- deleted here takes its note KEYS[2] (a lock-delay: hashnote.lua) with it, or with
+-- ARGV[5] (a release that did not delete the lock on a quorum) marks it "!<ARGV[5]>#<delay>"
+-- (hashrelease.lua); a release's mark stays for that release to remove. With KEYS[3] (an unlock latch), the latch
 -- records ARGV[4] for ARGV[3] ms, the result the quorum answered. Returns 1 when the key
 -- was deleted, else 0.
 if #KEYS > 2 then
@@ -12,7 +13,9 @@ if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
 end
 if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
   local note = redis.call("GET", KEYS[2])
-  if note and string.sub(note, 1, 1) == "#" then
+  if note and string.sub(note, 1, 1) == "#" and ARGV[5] and ARGV[5] ~= "" then
+    redis.call("SET", KEYS[2], "!" .. ARGV[5] .. note, "KEEPTTL")
+  elseif note and string.sub(note, 1, 1) == "#" then
     redis.call("DEL", KEYS[2])
   end
   redis.call("DEL", KEYS[1])
