@@ -45,6 +45,7 @@ type world struct {
 	hashKeys []string // Redisson's hash locks (a hash on a string lock's key is WRONGTYPE)
 	scripts  scripts
 	delay    time.Duration // native locks' lock-delay (Op.Delay)
+	libDelay time.Duration // SET NX PX and Redisson locks' lock-delay (Op.Delay)
 	stop     chan struct{}
 }
 

@@ -16,6 +16,7 @@ type cluster struct {
 	replicas []*replica
 	skew     bool          // skewclock.so runs this redis-server at a clock rate
 	delay    time.Duration // native_lock_delay, 0 if the binary has no such setting
+	libDelay time.Duration // lock_delay (SET NX PX and Redisson's locks), 0 if the binary has no such setting
 	logf     func(format string, args ...any)
 }
 
@@ -58,8 +59,12 @@ func startCluster(dir, bin string, nBackends, nReplicas int, logf func(string, .
 			time.Sleep(quarantine + time.Second)
 		}
 	}
-	if slices.Contains(proxySettings(bin, old), "-native-lock-delay") {
+	settings := proxySettings(bin, old)
+	if slices.Contains(settings, "-native-lock-delay") {
 		c.delay = nativeLockDelay
+	}
+	if slices.Contains(settings, "-lock-delay") {
+		c.libDelay = lockDelay
 	}
 	for r := range nReplicas {
 		rep, err := newReplica(bin, dir, r, c.links.addrs(r), old)

@@ -3,6 +3,10 @@
 // SET NX PX, Redisson's hash lock scripts, native LOCK.* with WAIT and
 // SESSION) take a few contended keys; every client operation goes into a
 // history (internal/history), which history.Check reads whole at the end.
+// The replicas run with a lock-delay for every kind (native_lock_delay 1 s,
+// lock_delay 500 ms) and each acquire notes it (history.Op.Delay): a lock
+// that expired unreleased and was taken again inside its delay is an
+// anomaly.
 //
 //	go run ./e2e/nemesis -seed 7 -for 10m [-replicas 2] [-backends 5] [-clients 12] [-proxy-bin PATH] [-hostile]
 //	go run ./e2e/nemesis -check FILE   # re-check a history a run wrote

@@ -31,7 +31,7 @@ func (c *client) plain(key, owner string, r int, ttl time.Duration) {
 		patience = time.Duration(50+c.rng.IntN(350)) * time.Millisecond
 	}
 	acquire := func(r int) history.Outcome {
-		out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+		out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl, Delay: c.w.libDelay}, r, func(ctx context.Context) (history.Outcome, int64, error) {
 			if patience > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, patience)
@@ -81,7 +81,7 @@ func (c *client) pipelined(key, owner string, r int, ttl time.Duration) {
 	owners := []string{owner + "a", owner + "b"}
 	var dones []func(history.Outcome, int64, error)
 	for i := range keys {
-		dones = append(dones, c.w.rec.Begin(history.Op{Client: c.name, Via: c.w.addrs[r], Key: keys[i], Kind: history.Acquire, Owner: owners[i], TTL: ttl}))
+		dones = append(dones, c.w.rec.Begin(history.Op{Client: c.name, Via: c.w.addrs[r], Key: keys[i], Kind: history.Acquire, Owner: owners[i], TTL: ttl, Delay: c.w.libDelay}))
 	}
 	pipe := c.cs[r].Pipeline()
 	cmds := []*redis.BoolCmd{pipe.SetNX(context.Background(), keys[0], owners[0], ttl), pipe.SetNX(context.Background(), keys[1], owners[1], ttl)}
@@ -113,7 +113,7 @@ func (c *client) pipelined(key, owner string, r int, ttl time.Duration) {
 // maybe the renewal script, then the unlock script, which publishes.
 func (c *client) redisson(key, owner string, r int, ttl time.Duration) {
 	owner = "8a5c7bd2-9d3e-4c3f-a7c0-" + owner + ":1" // Redisson's <uuid>:<threadId>
-	out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+	out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl, Delay: c.w.libDelay}, r, func(ctx context.Context) (history.Outcome, int64, error) {
 		pttl, err := c.cs[r].Eval(ctx, c.w.scripts.lock, []string{key}, ttl.Milliseconds(), owner).Int64()
 		switch {
 		case errors.Is(err, redis.Nil):

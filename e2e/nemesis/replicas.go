@@ -36,18 +36,19 @@ type replica struct {
 // round timeouts sized for a loaded 2-core machine.
 // quarantine is how long a restarted backend is kept out: max_ttl below.
 // nativeLockDelay is how long a native lock that expired unreleased stays
-// taken; the history notes it (Op.Delay) so that the checker holds the
-// proxy to it.
+// taken, lockDelay a SET NX PX or Redisson lock; the history notes them
+// (Op.Delay) so that the checker holds the proxy to them.
 const (
 	quarantine      = 4 * time.Second
 	nativeLockDelay = time.Second
+	lockDelay       = 500 * time.Millisecond
 )
 
 // An older binary under test gets only the flags its -h lists.
 func proxySettings(bin string, oldBootstrap bool) []string {
 	out, _ := exec.Command(bin, "-h").CombinedOutput()
 	all := [][2]string{{"-max-ttl", "4s"}, {"-node-timeout", "1s"}, {"-timeout-factor", "0.5"},
-		{"-native-lock-delay", nativeLockDelay.String()}, {"-health-interval", "200ms"}}
+		{"-native-lock-delay", nativeLockDelay.String()}, {"-lock-delay", lockDelay.String()}, {"-health-interval", "200ms"}}
 	if oldBootstrap {
 		all = append(all, [2]string{"-initial-cluster-state", "new"})
 	}

@@ -82,7 +82,7 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 		kinds = kinds[:len(kinds)-1] // ClockSkew is last
 	}
 	faults := plan(rng, kinds, o.dur, o.backends, o.replicas, quarantine)
-	w := &world{rec: history.NewRecorder(), scripts: scr, delay: cl.delay, stop: make(chan struct{})}
+	w := &world{rec: history.NewRecorder(), scripts: scr, delay: cl.delay, libDelay: cl.libDelay, stop: make(chan struct{})}
 	for _, r := range cl.replicas {
 		w.addrs = append(w.addrs, r.addr)
 	}
