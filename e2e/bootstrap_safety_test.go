@@ -123,6 +123,7 @@ func runIDOf(t *testing.T, s *redistest.Server) string {
 // replicas granted X's lock. Now bootstrap refuses backends a running
 // replica has seen, and a replica started after counts none of them.
 func TestBootstrapRefusesAfterATotalRestart(t *testing.T) {
+	sleepBound(t)
 	h := bootstrapped(t, 5, shortWindow(20*time.Second))
 	a, ctx := h.Client(), t.Context()
 	if ok, err := a.SetNX(ctx, "lock:b2", "X", 15*time.Second).Result(); !ok || err != nil {

@@ -99,6 +99,7 @@ func TestBoundLockRedisPyShape(t *testing.T) {
 // TestBoundLockHeldWhileIdle: the connection sends nothing for four
 // leases; the lock stays held on a quorum, refused to others, PTTL -1.
 func TestBoundLockHeldWhileIdle(t *testing.T) {
+	sleepBound(t)
 	h := boundHarness(t)
 	ctx := t.Context()
 	a, b := oneConn(h), oneConn(h)
@@ -181,6 +182,7 @@ func TestBoundLockReplicas(t *testing.T) {
 // a pooled connection) is out of the renewer's book: no renewal sets it
 // again on the backends.
 func TestSessionLockNotRestoredAfterForeignRelease(t *testing.T) {
+	sleepBound(t)
 	h := boundHarness(t)
 	ctx := t.Context()
 	a, b := oneConn(h), oneConn(h)

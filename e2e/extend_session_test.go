@@ -35,6 +35,7 @@ func infoStat(t *testing.T, c *redis.Client, name string) string {
 // extend from anywhere else takes it out of the session
 // (TestReview31ExtendedBoundLockKeepsItsWindow).
 func TestExtendOnItsOwnConnectionKeepsTheSession(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"session", "bound"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarness(t)
@@ -83,6 +84,7 @@ func TestExtendOnItsOwnConnectionKeepsTheSession(t *testing.T) {
 // close releases it at once. (Its close inside that window leaves the lock
 // to it: TestReview31ExtendedBoundLockKeepsItsWindow.)
 func TestExtendFromElsewhereKeepsTheSession(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"session", "bound"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarnessWith(t, func(c *config.Config) { c.NativeLockDelay, c.LockDelay = 0, 0 })

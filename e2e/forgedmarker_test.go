@@ -18,6 +18,7 @@ import (
 // read it ended the quarantine, so B won A's lock. The write is refused
 // now, the quarantine holds, and B is refused.
 func TestQuarantineCannotBeForged(t *testing.T) {
+	sleepBound(t)
 	const ttl = 4 * time.Second
 	h := harness.New(t, 5, func(c *config.Config) {
 		c.Quarantine = true

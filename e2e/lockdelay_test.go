@@ -24,6 +24,7 @@ import (
 // after it expired; a plain SET NX PX lock likewise with lock_delay set,
 // and at once with the default (off). A released lock is free at once.
 func TestLockDelay(t *testing.T) {
+	sleepBound(t)
 	const delay = 3 * time.Second
 	h := harness.New(t, 3, func(c *config.Config) { c.NativeLockDelay, c.LockDelay = delay, delay })
 	_, addr2 := h.Serve()

@@ -18,6 +18,7 @@ import (
 // The health check runs once a minute here, so only the run_id read on
 // reconnection can notice the restart in time.
 func TestRestartQuarantine(t *testing.T) {
+	sleepBound(t)
 	for _, quarantine := range []bool{true, false} {
 		t.Run(fmt.Sprint("quarantine=", quarantine), func(t *testing.T) {
 			const ttl = 3 * time.Second

@@ -168,6 +168,7 @@ func latency(t *testing.T, backend string, d time.Duration) string {
 // is booked whatever its verdict. Every connection stays open, each
 // answered the token or NOQUORUM: the lock must not be lost.
 func TestQueuedReattachesKeepTheLock(t *testing.T) {
+	sleepBound(t)
 	for _, n := range []int{8, 16} {
 		t.Run(strconv.Itoa(n), func(t *testing.T) { queuedReattaches(t, n) })
 	}
@@ -245,6 +246,7 @@ func queuedReattaches(t *testing.T, conns int) {
 // answer (token or NOQUORUM), with every connection open the lock must
 // outlive its TTL twice over.
 func TestThreeReplicasRandomReattachDelays(t *testing.T) {
+	sleepBound(t)
 	const ttl = 1500
 	servers := redistest.Start(t, 5)
 	var armed atomic.Bool
@@ -345,6 +347,7 @@ func reattachHoldPrefix(prefix string, armed *atomic.Bool, d time.Duration) mitm
 // failed 4 of 4 on 0abb9d4). Re-attaches of one generation are now ordered
 // by their send time: Y's late round moves no backend Z's holds.
 func TestAbandonedReattachOverridesTheAnsweredOne(t *testing.T) {
+	sleepBound(t)
 	const prefix, ttl = "attack:abandon:", 1500
 	servers := redistest.Start(t, 3)
 	var armed atomic.Bool

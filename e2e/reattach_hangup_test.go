@@ -44,6 +44,7 @@ func readHold(prefix string, backend int, armed *atomic.Bool, d time.Duration) m
 // the lock (its round matches), and another owner takes it while Z, told
 // it holds it, is open.
 func TestReattachHungUpDuringItsReadOverridesTheAnsweredOne(t *testing.T) {
+	sleepBound(t)
 	const prefix, ttl = "attack:read:", 1500
 	servers := redistest.Start(t, 3)
 	var armed atomic.Bool

@@ -38,6 +38,7 @@ func reattachLanding(key string, armed *atomic.Bool, after map[int]time.Duration
 // round now moves a backend only from an earlier one: the later of the two
 // names every backend, or the earlier one fails and reads again.
 func TestConcurrentReattachesThroughTwoReplicasKeepTheLock(t *testing.T) {
+	sleepBound(t)
 	const key, ttl = "reattach:order", 3000 // ms
 	servers := redistest.Start(t, 4)
 	var armed atomic.Bool

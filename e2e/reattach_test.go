@@ -22,6 +22,7 @@ import (
 // the second connection's close releases it. Another owner never gets it
 // in between, through either replica.
 func TestReattachMovesTheLock(t *testing.T) {
+	sleepBound(t)
 	const tick = 250 * time.Millisecond
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = tick; c.NativeLockDelay = 0 })
 	_, addrB := h.Serve()
@@ -131,6 +132,7 @@ func TestReattachOnlyByTheHolderWithSession(t *testing.T) {
 // replicas leave no second owner, and the lock goes when both connections
 // close.
 func TestReattachProbes(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond; c.NativeLockDelay = 0 })
 	_, addrB := h.Serve()
 	ctx := context.Background()

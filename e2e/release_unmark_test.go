@@ -253,6 +253,7 @@ func TestLostUnmarkDoesNotStallAWaiter(t *testing.T) {
 // lock. Now every node whose delete may have landed is unmarked, once more
 // a late grace later for a delete that a stalled link may still hold.
 func TestLateDeleteIsUnmarked(t *testing.T) {
+	sleepBound(t)
 	const key, owner = "um:late", "a"
 	var hold atomic.Bool
 	var servers []*redistest.Server
@@ -363,6 +364,7 @@ func TestStalledUnmarkFreesTheLockWhenTheLinkRecovers(t *testing.T) {
 // unmark is now sent again, further apart (at most 4 node waits), for as
 // long as a mark may live.
 func TestPartitionedUnmarkIsSentUntilItHeals(t *testing.T) {
+	sleepBound(t)
 	const key, owner = "um:part", "a"
 	var until atomic.Int64
 	hook := func(i int, args []string) []string {

@@ -18,6 +18,7 @@ import (
 // leaves quarantine, A pauses. The next token must be larger than 10, or no
 // token at all (NOQUORUM), never a smaller one.
 func TestFencingTokensNeverGoBack(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.Quarantine, c.MaxTTL = true, 2*time.Second
 		c.HealthInterval, c.NodeTimeout = 100*time.Millisecond, 200*time.Millisecond
@@ -98,6 +99,7 @@ func TestFencingTokensNeverGoBack(t *testing.T) {
 // quarantine as long as P1's longest lock could live, not its own 1 s
 // (P2's own clients ask for 900 ms).
 func TestQuarantineCoversEveryReplicasLongestLock(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.Quarantine, c.MaxTTL = true, 3*time.Second
 		c.HealthInterval, c.NodeTimeout = 100*time.Millisecond, 200*time.Millisecond

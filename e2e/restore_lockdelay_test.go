@@ -58,6 +58,7 @@ func shortestPTTL(h *harness.Harness, key string) time.Duration {
 }
 
 func TestRestoresKeepABoundLocksLockDelay(t *testing.T) {
+	sleepBound(t)
 	const lockDelay = 5 * time.Second
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick = 250 * time.Millisecond

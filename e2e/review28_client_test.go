@@ -105,6 +105,7 @@ func (lb *review28LB) cut() {
 // open. (TestReview28StaleReattachReleasesTheRetriedOne is the same with
 // raw commands.)
 func TestReview28GoClientReattachRetryLosesTheLock(t *testing.T) {
+	sleepBound(t)
 	servers := redistest.Start(t, 3)
 	_, links, addrA, addrB := splitReplicas(t, servers, "goslow", func(c *config.Config) {
 		c.NodeTimeout, c.TimeoutFactor = harness.TestNodeTimeout, harness.TestTimeoutFactor

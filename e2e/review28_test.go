@@ -41,6 +41,7 @@ func respCommand(args ...string) []byte {
 // it. The Go client (client/session.go) does exactly this: a re-attach that
 // errors (a read timeout) is closed and sent again on a new connection.
 func TestReview28StaleReattachReleasesTheRetriedOne(t *testing.T) {
+	sleepBound(t)
 	servers := redistest.Start(t, 3)
 	_, links, addrA, addrB := splitReplicas(t, servers, "slow", func(c *config.Config) {
 		c.NodeTimeout, c.TimeoutFactor = harness.TestNodeTimeout, harness.TestTimeoutFactor
@@ -106,6 +107,7 @@ func TestReview28StaleReattachReleasesTheRetriedOne(t *testing.T) {
 // unbooks every connection's booking and books its own: the last to book
 // need not be the round the backends name last, and then nobody renews it.
 func TestReview28ConcurrentReattachOnOneReplicaKeepsItRenewed(t *testing.T) {
+	sleepBound(t)
 	const tick = 250 * time.Millisecond
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = tick; c.NativeLockDelay = 0 })
 	ctx := context.Background()
@@ -174,6 +176,7 @@ func TestReview28ConcurrentReattachOnOneReplicaKeepsItRenewed(t *testing.T) {
 // another SELECT database is that database's lock; after the lock expired
 // and another owner took it the old owner's re-attach answers nil.
 func TestReview28ReattachEdges(t *testing.T) {
+	sleepBound(t)
 	const tick = 250 * time.Millisecond
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick, c.NativeLockDelay, c.MaxTTL = tick, 0, 30*time.Second
@@ -371,6 +374,7 @@ func TestReview28BoundSetNXIsNotReattached(t *testing.T) {
 // re-attach answers the lock's token, the lock is the re-attaching
 // connection's, renewed while it lives, and nobody else gets it.
 func TestReview28LateReattachReplyKeepsTheLock(t *testing.T) {
+	sleepBound(t)
 	const tick = 250 * time.Millisecond
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = tick; c.NativeLockDelay = 0 })
 	ctx := context.Background()
@@ -416,6 +420,7 @@ func TestReview28LateReattachReplyKeepsTheLock(t *testing.T) {
 // every backend for a whole TTL, held by nobody, and another owner is
 // refused it.
 func TestReview28ReleasedAfterReattachStaysReleased(t *testing.T) {
+	sleepBound(t)
 	const tick = 250 * time.Millisecond
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = tick }) // the default lock-delay: a released lock is free at once
 	_, addrB := h.Serve()

@@ -23,6 +23,7 @@ import (
 // admin's force unlock is undone within a tick and the lock lives on as
 // long as the connection.
 func TestReview31ForceUnlockBoundLockStaysUnlocked(t *testing.T) {
+	sleepBound(t)
 	h := boundHarness(t)
 	ctx := t.Context()
 	a, admin := oneConn(h), oneConn(h)
@@ -109,6 +110,7 @@ func boundHarnessWith(t *testing.T, more func(*config.Config)) *harness.Harness 
 // older than bound locks: a SESSION lock extended by LOCK.EXTEND from
 // another connection is released by its binding connection's close too.
 func TestReview31ExtendedBoundLockKeepsItsWindow(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"closing", "shutdown", "session-closing"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarness(t)
@@ -172,6 +174,7 @@ return 0`
 // note absent and restores it on every backend for a lease: a lock its
 // owner released (and was told so) blocks everyone.
 func TestReview31BoundLockReleasedByEveryReleaseStaysReleased(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, func(c *config.Config) {
 		c.SessionTick, c.BoundLease = sessionTick, boundLease
 		c.Scripts = []config.Script{{SHA1: redis.NewScript(inHouseRelease).Hash(), Meaning: "release", Key: 1, Owner: 1}}
@@ -261,6 +264,7 @@ func TestReview31DefaultBoundLeaseRenewable(t *testing.T) {
 // database 9's bound lock booked and held (the book is per mapped key), the
 // released one is not restored, and the close frees database 9's.
 func TestReview31SelectPipelineBoundLocks(t *testing.T) {
+	sleepBound(t)
 	h := boundHarness(t)
 	ctx := t.Context()
 	a, b := oneConn(h), oneConn(h)

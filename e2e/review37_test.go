@@ -18,6 +18,7 @@ import (
 // to the TTL the overwrite promised. Before the overwrite pinned its
 // promise, the close released it and another client took it 1 ms later.
 func TestReview37OverwriteFromElsewhereKeepsItsWindow(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"bound", "session"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarness(t)

@@ -36,6 +36,7 @@ func review38Notes(h *harness.Harness, key string) []string {
 // three live connections were each told they hold it, and another owner
 // takes it.
 func TestReview38ConcurrentReattachesKeepTheLock(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	_, addrB := h.Serve()
 	_, addrC := h.Serve()
@@ -97,6 +98,7 @@ func TestReview38ConcurrentReattachesKeepTheLock(t *testing.T) {
 // close and its renewer (thief refused), with a token above the first.
 // The same with MULTI/EXEC.
 func TestReview38PipelineReattachReleaseReacquire(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	_, addrB := h.Serve()
 	ctx := t.Context()
@@ -167,6 +169,7 @@ func TestReview38PipelineReattachReleaseReacquire(t *testing.T) {
 // are counted and logged, not asserted: a busy machine may miss a node
 // wait.
 func TestReview38FencedAcquireRacingReattach(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	ctx := t.Context()
 	_, addr2 := h.Serve()
@@ -230,6 +233,7 @@ func TestReview38FencedAcquireRacingReattach(t *testing.T) {
 // the key free for the holder's next LOCK.ACQUIRE ... SESSION within the
 // lock's TTL.
 func TestReview38ReattachRacingCloseRelease(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	_, addrB := h.Serve()
 	ctx := t.Context()

@@ -55,6 +55,7 @@ func TestReview38RestoreKeepsAFixedToken(t *testing.T) {
 // the replicas next) answers NOQUORUM "do not agree on its token yet" on
 // every try, though every backend holds the lock for it.
 func TestReview38RollingRestartKeepsTheSessionToken(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = sessionTick })
 	_, addrB := h.Serve()
 	ctx := t.Context()
@@ -94,6 +95,7 @@ func TestReview38RollingRestartKeepsTheSessionToken(t *testing.T) {
 // restore sends to every node that answered "not held"), and once its
 // quarantine ended, the token is still unreadable.
 func TestReview38RestoreKeepsAFixedTokenWithQuarantine(t *testing.T) {
+	sleepBound(t)
 	const maxTTL = 4 * time.Second
 	h := boundHarnessWith(t, func(c *config.Config) { c.Quarantine, c.MaxTTL = true, maxTTL })
 	ctx := t.Context()

@@ -32,6 +32,7 @@ import (
 // bsm/redislock v0.10's multi-key obtain (bsmObtain) rolls back the same
 // way (releaseAll), before its re-obtain answers nil.
 func TestReview38MultiKeyAcquireRollbackHonoursPin(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"node-redlock", "bsm-v10"} {
 		t.Run(how, func(t *testing.T) { multiKeyRollbackVsPin(t, how) })
 	}

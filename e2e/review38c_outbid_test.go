@@ -22,6 +22,7 @@ import (
 // re-attaches', the readers') must be the same, and a reader's token must
 // never be one the lock's holders do not end up with.
 func TestReview38cOutbidRaceTokens(t *testing.T) {
+	sleepBound(t)
 	review38cOutbid(t, true, true)
 }
 

@@ -23,6 +23,7 @@ import (
 // through the other replica. The acquire and every re-attach must answer
 // one token, and it must be no other grant's.
 func TestReview38cOutbidReattachToken(t *testing.T) {
+	sleepBound(t)
 	review38cOutbid(t, true, false)
 }
 
@@ -33,6 +34,7 @@ func TestReview38cOutbidReattachToken(t *testing.T) {
 // re-attaches') must be one, and LOCK.TOKEN with any two backends paused
 // must answer it or nothing.
 func TestReview38cFirstTokenRacingReattach(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	ctx := t.Context()
 	_, addr2 := h.Serve()
@@ -115,6 +117,7 @@ func TestReview38cFirstTokenRacingReattach(t *testing.T) {
 // the lock whose holder was told T. A token is answered only when Q
 // holders note it now.
 func TestReview38cPendingYieldsToStaleToken(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, func(c *config.Config) { c.SessionTick = 250 * time.Millisecond })
 	ctx := t.Context()
 	const key = "review38c:stale"

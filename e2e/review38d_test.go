@@ -20,6 +20,7 @@ import (
 // same case by falling back to the pinned Extend when ExtendRound answers
 // ErrNotHeld; SET XX has no such fallback.
 func TestReview38dStaleBookingOverwriteKeepsItsWindow(t *testing.T) {
+	sleepBound(t)
 	h := boundHarness(t)
 	ctx := t.Context()
 	_, addr2 := h.Serve()

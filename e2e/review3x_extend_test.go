@@ -21,6 +21,7 @@ import (
 // connection, open and never told anything, no longer renews it, and it
 // expires with the failed extend's 300 ms. A third client takes it.
 func TestReview3xFailedExtendKeepsTheSession(t *testing.T) {
+	sleepBound(t)
 	for _, where := range []string{"same-replica", "other-replica"} {
 		t.Run(where, func(t *testing.T) {
 			h := boundHarnessWith(t, func(c *config.Config) { c.NativeLockDelay = 0 })
@@ -68,6 +69,7 @@ func TestReview3xFailedExtendKeepsTheSession(t *testing.T) {
 // promised nothing. The bound lock's holder, connected, never told, loses
 // it after the failed call's 300 ms: a third client takes it.
 func TestReview3xFailedMultiKeyExtendKeepsTheSession(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"bound", "session"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarnessWith(t, func(c *config.Config) { c.NativeLockDelay, c.LockDelay = 0, 0 })

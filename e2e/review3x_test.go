@@ -28,6 +28,7 @@ import (
 // takes it at once. (From another connection the extend notes a new round
 // and the undo misses it, as it should.)
 func TestReview3xLapsedSessionGrantKeepsOwnExtend(t *testing.T) {
+	sleepBound(t)
 	for _, how := range []string{"session", "bound"} {
 		t.Run(how, func(t *testing.T) {
 			h := boundHarness(t)
@@ -78,6 +79,7 @@ func TestReview3xLapsedSessionGrantKeepsOwnExtend(t *testing.T) {
 // native_lock_delay 0 here only to keep the test short: with the default 5 s
 // the lock is taken 5 s later.
 func TestReview3xLapsedAcquireDropsLaterReattach(t *testing.T) {
+	sleepBound(t)
 	h := boundHarnessWith(t, func(c *config.Config) { c.NativeLockDelay = 0 })
 	ctx := t.Context()
 	a, blocker, c := oneConn(h), oneConn(h), oneConn(h)

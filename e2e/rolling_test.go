@@ -28,6 +28,7 @@ import (
 // for every lock through both replicas all along never gets one, and each
 // shutdown's last log line counts the session locks it left.
 func TestRollingUpgradeKeepsSessionLocks(t *testing.T) {
+	sleepBound(t)
 	const ttl = 3 * time.Second
 	backends := redistest.Start(t, 3)
 	addrs := [2]string{freeLoopbackAddr(t), freeLoopbackAddr(t)}

@@ -25,6 +25,7 @@ import (
 )
 
 func TestClientRollingUpgradeDuringBackendPause(t *testing.T) {
+	sleepBound(t)
 	const maxTTL = 4 * time.Second
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick = 250 * time.Millisecond

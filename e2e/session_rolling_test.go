@@ -33,6 +33,7 @@ import (
 // lock expires with its TTL. Another owner then takes it while the
 // holder's Lock says it holds it.
 func TestSessionReattachesAtEachReplicaShutdown(t *testing.T) {
+	sleepBound(t)
 	const runs = 3
 	failed, why := 0, ""
 	for range runs {

@@ -23,6 +23,7 @@ import (
 )
 
 func TestReattachDuringPauseKeepsTheLockRenewed(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick = 250 * time.Millisecond
 		c.NodeTimeout = 500 * time.Millisecond
@@ -53,6 +54,7 @@ func TestReattachDuringPauseKeepsTheLockRenewed(t *testing.T) {
 // yet the session lock B was answered is lost, and another owner takes the
 // key while B's connection is still open and replica B alive.
 func TestReattachDuringPauseThenRestartKeepsOthersOut(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick = 250 * time.Millisecond
 		c.NodeTimeout = 500 * time.Millisecond
@@ -90,6 +92,7 @@ func TestReattachDuringPauseThenRestartKeepsOthersOut(t *testing.T) {
 // the lock "survives the next fault". Backend 0 restarting empty 1 s after
 // the resume loses the lock while its connection is open.
 func TestPausePastTTLThenRestartKeepsTheSession(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) {
 		c.SessionTick = 250 * time.Millisecond
 		c.NodeTimeout = 500 * time.Millisecond

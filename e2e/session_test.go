@@ -48,6 +48,7 @@ func infoInt(t *testing.T, c redis.Cmdable, field string) int64 {
 // released one is no longer renewed; closing the connection releases the
 // rest within one renewal tick.
 func TestSessionLocks(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.SessionTick = sessionTick })
 	ctx := t.Context()
 	rdb := h.Client()
@@ -111,6 +112,7 @@ func TestSessionLocks(t *testing.T) {
 // locks' TTL does not renew them when it resumes: one taken over meanwhile
 // stays the new owner's, one nobody took stays free, both count as lost.
 func TestSessionLockOfADeadReplica(t *testing.T) {
+	sleepBound(t)
 	backends := redistest.Start(t, 3)
 	cfg := config.Default()
 	cfg.Listen = "127.0.0.1:0"

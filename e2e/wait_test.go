@@ -172,6 +172,7 @@ func TestShutdownEndsWaits(t *testing.T) {
 // its grant, not from the request's arrival (which would count it lost at
 // once).
 func TestSessionLockAfterALongWait(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, func(c *config.Config) { c.NativeLockDelay = 0 })
 	ctx := t.Context()
 	holder := h.Client()
