@@ -143,10 +143,7 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpDel:
 		return script(delScript)
 	case quorum.OpSetXX:
-		if op.IfEq != "" {
-			return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq))
-		}
-		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux))
+		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq), ms(op.AuxTTL))
 	case quorum.OpHashAcquire:
 		return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL))
 	case quorum.OpHashRelease:

@@ -30,6 +30,33 @@ func TestOverwriteBySameValueKeepsTheLockDelay(t *testing.T) {
 	}
 }
 
+// TestOverwriteByAnotherValueHasTheLockDelay (helper-79's side note): SET
+// XX PX with another value (ShedLock's overwrite) is a new holder's lock,
+// and gets the lock-delay (OpSetXX's AuxTTL, Settings.LockDelay) as an
+// acquire does: its note outlives it by exactly that. Before, the note
+// ended with the key, and the new holder's lock, if it expired unreleased,
+// was free at once.
+func TestOverwriteByAnotherValueHasTheLockDelay(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	c := s.Client()
+	defer c.Close()
+	ctx := t.Context()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "s", TTL: 10 * time.Second, Round: "r1", Pad: 10 * time.Millisecond}); !r.OK {
+		t.Fatalf("SetNX = %+v", r)
+	}
+	for i, ifEq := range []string{"", "t"} { // an overwrite, then a compare-and-set of its value
+		value := []string{"t", "u"}[i]
+		if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: value, IfEq: ifEq, TTL: 20 * time.Second, Round: "r2", Pad: 10 * time.Millisecond, AuxTTL: 3 * time.Second}); !r.OK {
+			t.Fatalf("SetXX %s = %+v", value, r)
+		}
+		at := c.Do(ctx, "PEXPIRETIME", "k").Val().(int64)
+		if lead := c.Do(ctx, "PEXPIRETIME", quorum.MetaKey("k")).Val().(int64) - at; lead != 3000 || c.Get(ctx, "k").Val() != value {
+			t.Fatalf("after SET XX %s: key %q, the note outlives it by %d ms; want %q and 3000 (the lock-delay)", value, c.Get(ctx, "k").Val(), lead, value)
+		}
+	}
+}
+
 // TestOverwritePinAgainstRedis: SET XX PX by the holder's own value keeps
 // the lock's round (a connection-bound lock stays in its session), so from
 // any connection but the one whose round the note names it pins its promise for

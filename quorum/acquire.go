@@ -170,7 +170,7 @@ func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Dura
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), Aux: booked}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), Aux: booked, AuxTTL: e.opts.LockDelay}, ttl)
 }
 
 // OverwriteIfEq sets key to value with ttl (padded) on every node where
@@ -184,7 +184,7 @@ func (e *Engine) OverwriteIfEq(ctx context.Context, key, held, value string, ttl
 	if held == "" {
 		return Grant{}, ErrNotHeld
 	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID()}, ttl)
+	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, IfEq: held, Round: e.newRoundID(), AuxTTL: e.opts.LockDelay}, ttl)
 }
 
 // extend runs an extend round of op with Extend's rules.

@@ -155,7 +155,9 @@ type Op struct {
 	// Aux is a second key some hash ops touch: an unlock latch kept for
 	// AuxTTL, or a fencing token counter. An OpSetNX's AuxTTL is its
 	// lock-delay: the note beside the lock outlives it by that much, and
-	// while a note outlives its lock the key cannot be set.
+	// while a note outlives its lock the key cannot be set; an OpSetXX's
+	// (Settings.LockDelay) is the new holder's, where it writes another
+	// value; an OpHashAcquire's, the hash lock's.
 	Aux    string
 	AuxTTL time.Duration
 	// IfEq, when not empty, makes an OpSetXX overwrite Key only where it

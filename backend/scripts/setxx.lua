@@ -12,11 +12,12 @@
 -- the release at the close of the booking connection leaves the lock to the TTL this
 -- overwrite answered OK for. An overwrite with another value ends the old holder's lock: its
 -- pin, which names the old value, goes with it.
--- Only a string with a TTL is a lock: any other key is left alone. With ARGV[6], only a
--- lock holding ARGV[6] is overwritten (compare-and-set).
+-- Only a string with a TTL is a lock: any other key is left alone. With ARGV[6] (not ""), only
+-- a lock holding ARGV[6] is overwritten (compare-and-set). An overwrite with another value is a
+-- new holder's lock: its note outlives it by ARGV[7] ms (its lock-delay, as acquire.lua's).
 -- Returns 1 when overwritten, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1]) > 0
-    and (ARGV[6] == nil or redis.call("GET", KEYS[1]) == ARGV[6]) then
+    and (ARGV[6] == "" or redis.call("GET", KEYS[1]) == ARGV[6]) then
   local note, delay, base, same = ARGV[3] .. " " .. ARGV[4], 0, nil, redis.call("GET", KEYS[1]) == ARGV[1]
   local ms, renewed, noteRound = tonumber(ARGV[2]), false, nil
   if same then
@@ -41,7 +42,7 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
     expireWithNote(KEYS[1], KEYS[2], note, ms, delay, base)
   else
     redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
-    noteAfter(KEYS[1], KEYS[2], note, ms, 0) -- notelead.lua
+    noteAfter(KEYS[1], KEYS[2], note, ms, tonumber(ARGV[7])) -- notelead.lua
   end
   if not same then
     redis.call("DEL", KEYS[3])
