@@ -142,24 +142,16 @@
 // script. A node that restarted empty lost its notes: the quarantine
 // window includes the delay.
 //
-// A hash lock (Redisson's, AcquireHash) keeps Settings.LockDelay the same
-// way: its note, "#<delay>", expires the delay after the hash, re-entries,
-// extends, leases and repairs included; ReleaseHash marks it where it
-// deletes the hash ("!<id>#<delay>") and removes its marks only when it
-// answers Released having deleted the lock on Q nodes: Released answered
-// where fewer deleted it (a count of 1 among Q answers, N-Q of them
-// "absent"; Redisson 3.10's unlock, for which absent is released) ends a
-// lock that expired on a majority, and its marks stay, as do the notes of
-// the nodes it finishes (OpHashUnhold with the Mark). The id is one per
-// unlock request (its latch, releaseMark): a retry answered from the
-// latches finds its first attempt's marks and removes them once Q nodes
-// show both. A repair that gives a node its hold back (StillHeld) turns
-// the mark into the note again. A string lock's note, or a hash
-// lock's, keeps the key from either kind of lock: a free key with a note
-// is not taken (e2e TestRedissonLockKeepsLockDelay,
-// TestNotHeldHashReleaseKeepsLockDelay). A node that StillHeld gives a
-// hold it never had (absent there) gets no note: the delay holds on the
-// nodes the grant reached.
+// A hash lock (Redisson's) keeps Settings.LockDelay the same way (note
+// "#<delay>", following re-entries, extends, leases and repairs; a string
+// or hash lock's note keeps the free key from either kind). ReleaseHash
+// marks it where it deletes the hash ("!<id>#<delay>") and unmarks only a
+// release that deleted the lock on Q nodes: a Released answered where fewer
+// did (N-Q "absent"; Redisson 3.10's unlock) ended a lock that expired on a
+// majority, and the nodes it finishes keep their notes marked too. The id
+// is one per unlock request (its latch: releaseMark), so a retry answered
+// from the latches removes its first attempt's marks; a StillHeld repair
+// turns a mark into the note again (e2e lockdelay_hash*_test.go).
 //
 // # Batched renewal
 //

@@ -1,0 +1,156 @@
+package quorum
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"slices"
+	"time"
+)
+
+// HashRelease is what giving up a hold of a hash lock did.
+type HashRelease int
+
+// The outcomes of ReleaseHash.
+const (
+	Released  HashRelease = 1 // the lock is free
+	StillHeld HashRelease = 0 // the owner still holds it (it had taken it more than once)
+)
+
+// ReleaseHash gives up one hold of owner on the hash lock key on every node;
+// ttl (padded) stays the lock's TTL while holds remain. With latch, each node
+// keeps the result there for latchTTL and answers a repeated call with it
+// (Redisson's unlock latch, so a retried unlock does not give up two holds).
+//
+// It waits for every node, and judges by the holds the nodes had before:
+// the owner's count is the largest any node had (a node that missed earlier
+// rounds may be behind, never a quorum), so the lock is released only when
+// that count was 1. StillHeld leaves the count one lower on every node that
+// answered (setting nodes that were behind), Released removes the lock from
+// every node; ErrNotHeld when a quorum says owner did not hold it (absent
+// counts as released with absentReleased); ErrNoQuorum when fewer than Q
+// nodes that may vote answered. Nodes in restart quarantine do not vote.
+//
+// A node that deletes the lock keeps its lock-delay's note marked with the
+// release's id (Release's marks, Lock-delay in doc.go): only Released
+// after deleting it on Q nodes removes them, before it returns. A release
+// that fails, answers not held, or deleted the lock on fewer nodes,
+// leaves them: the lock expired unreleased where it lived on. Where
+// StillHeld gives a node that deleted the lock its hold back, its note
+// follows again.
+func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
+	if err := reservedKey(key, latch); err != nil {
+		return 0, err
+	}
+	if err := e.checkTTL(ttl); err != nil {
+		return 0, err
+	}
+	unlock, err := e.keys.lock(ctx, key, owner)
+	if err != nil {
+		return 0, err
+	}
+	defer unlock()
+	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: e.releaseMark(latch)}
+	t := e.start(nil, op, e.opts.NodeTimeout, false)
+	t.drain()
+	var answered, notHeld, latchedHeld, latchedReleased []int
+	var before int64 // the owner's count: the most any voting node had
+	deleted := 0     // voting nodes where this release (or, answered from its latch, an earlier attempt of it) deleted the lock
+	for j, v := range t.votes {
+		if v == failed || v == skipped || !e.counts(t.idx[j], time.Now()) {
+			continue
+		}
+		answered = append(answered, j)
+		if rep := t.replies[j]; rep.N == 1 && (rep.Pre > 0 || rep.Noted) {
+			deleted++ // from the latch: only where the earlier attempt's mark says it deleted the lock here
+		}
+		switch rep := t.replies[j]; {
+		case rep.Pre < 0 && rep.N == 1:
+			latchedReleased = append(latchedReleased, j)
+		case rep.Pre < 0 && rep.N == 0:
+			latchedHeld = append(latchedHeld, j)
+		case rep.N == -1 || rep.N == -2 && !absentReleased:
+			notHeld = append(notHeld, j)
+		default:
+			before = max(before, rep.Pre)
+		}
+	}
+	noQuorum := func() error {
+		rerr := t.roundError(RoundRelease, ErrNoQuorum)
+		rerr.Votes = len(answered) - len(notHeld)
+		if len(notHeld) > len(e.nodes)-e.quorum {
+			rerr.Reason = ErrNotHeld
+		}
+		return rerr
+	}
+	switch {
+	case len(answered) < e.quorum || len(notHeld) > len(e.nodes)-e.quorum:
+		return 0, noQuorum()
+	case before == 0 && len(latchedHeld) > len(latchedReleased):
+		return StillHeld, nil // a retried unlock: answered from the latches
+	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
+		// A retried unlock, or Redisson 3.10.0's answer for a free lock. The
+		// first attempt's marks (the same id: releaseMark) go if it deleted
+		// the lock on a quorum.
+		if deleted >= e.quorum {
+			e.unmarkLate(t, op, e.unmark(t, op))
+		}
+		return Released, nil
+	case before == 0:
+		return 0, noQuorum()
+	case before == 1:
+		// Released: nodes that may still hold it (ahead, or not heard from)
+		// give it up too. Only where Q nodes deleted it was it released
+		// rather than expired on a majority (absent there counts as not
+		// held only beyond N-Q): then its lock-delay's marks go, and the
+		// others' notes with it; else they all stay marked.
+		var rest []int
+		for j, rep := range t.replies {
+			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
+				rest = append(rest, j)
+			}
+		}
+		unhold := Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}
+		if deleted < e.quorum {
+			unhold.Mark = op.Mark
+		}
+		e.rollback(unhold, rest)
+		if deleted >= e.quorum {
+			e.unmarkLate(t, op, e.unmark(t, op))
+		}
+		return Released, nil
+	}
+	// Still held with before-1 holds: set every answering node that is not
+	// there (it was behind, or ahead) to it, and the latches to "still held".
+	var off []int
+	level := 0
+	for _, j := range answered {
+		if rep := t.replies[j]; rep.N == 0 && rep.Pre == before {
+			level++
+		} else if !slices.Contains(notHeld, j) || t.replies[j].N == -2 {
+			off = append(off, j)
+		}
+	}
+	if len(off) > 0 {
+		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
+		fix := e.start(off, set, e.opts.NodeTimeout, false)
+		fix.drain()
+		level += fix.nYes
+	}
+	if level < e.quorum {
+		return 0, noQuorum()
+	}
+	return StillHeld, nil
+}
+
+// releaseMark is the id a hash lock's release marks its lock-delay's notes
+// with: one per unlock request, so that a retry answered from the latches
+// (Redisson sends the same latch again) removes the marks its first attempt
+// left; a new one per release without a latch.
+func (e *Engine) releaseMark(latch string) string {
+	if latch == "" {
+		return e.newRoundID()
+	}
+	h := sha1.Sum([]byte(latch))
+	return "L" + hex.EncodeToString(h[:8])
+}
