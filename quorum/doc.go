@@ -136,22 +136,17 @@
 // lock expired unreleased, and its delay holds on every node that held it
 // (e2e TestNotHeldReleaseEndsLockDelay; model/mutex.pml SCEN_DELAY). Lost
 // and late answers: release.go unmark, unmarkLate; a mark that escapes them
-// lives out the lock's TTL and delay (liveness only). A lead under 5 ms is
-// no delay: a delay is 0 or at least MinLockDelay, and a note's expiry is
-// set from its key's (PXAT), exact however long the server stalls inside a
-// script. A node that restarted empty lost its notes: the quarantine
-// window includes the delay.
+// lives out the lock's TTL and delay (liveness only). A note expires from
+// its key's expiry (PXAT), exactly; a lead under 5 ms is none (a delay is 0
+// or at least MinLockDelay). Quarantine covers the delay (lost notes).
 //
-// A hash lock (Redisson's) keeps Settings.LockDelay the same way (note
-// "#<delay>", following re-entries, extends, leases and repairs; a string
-// or hash lock's note keeps the free key from either kind). ReleaseHash
-// marks it where it deletes the hash ("!<id>#<delay>") and unmarks only a
-// release that deleted the lock on Q nodes: a Released answered where fewer
-// did (N-Q "absent"; Redisson 3.10's unlock) ended a lock that expired on a
-// majority, and the nodes it finishes keep their notes marked too. The id
-// is one per unlock request (its latch: releaseMark), so a retry answered
-// from the latches removes its first attempt's marks; a StillHeld repair
-// turns a mark into the note again (e2e lockdelay_hash*_test.go).
+// A hash lock (Redisson's) keeps Settings.LockDelay alike: note "#<delay>";
+// ReleaseHash's marks are "!<id>#<delay>", removed only if it deleted the
+// lock on Q nodes (a Released where fewer did, N-Q "absent" or Redisson
+// 3.10's unlock, ended a lock that expired on a majority: the nodes it
+// finishes keep theirs marked too); the id is one per unlock request (its
+// latch: releaseMark), so a retry from the latches removes its first
+// attempt's marks (e2e lockdelay_hash*_test.go).
 //
 // # Batched renewal
 //
