@@ -68,10 +68,16 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: key, Value: "v", TTL: time.Second, Round: "r3", Pad: time.Millisecond}); r.OK {
 		t.Fatal("SET NX took the key over a hash lock release's mark")
 	}
-	// The release answered "still held" (another node had more holds): the
-	// repair gives this node its hold back, and the mark is the note again.
-	if r := do(t, n, quorum.Op{Kind: quorum.OpHashSetHolds, Key: key, Value: owner, N: 1, TTL: 6 * time.Second}); !r.OK {
-		t.Fatalf("set holds = %+v", r)
+	// The release answered "still held" (another node had more holds): its
+	// repair gives this node its hold back, and the mark is the note again;
+	// no other repair sets a free key beside a note (a lock-delay runs).
+	for _, mark := range []string{"", "rel1"} {
+		if r := do(t, n, quorum.Op{Kind: quorum.OpHashSetHolds, Key: key, Value: owner, N: 1, TTL: 6 * time.Second, Mark: mark}); r.OK || c.Exists(ctx, key).Val() != 0 {
+			t.Fatalf("set holds (mark %q) over release rel2's mark = %+v; want refused", mark, r)
+		}
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashSetHolds, Key: key, Value: owner, N: 1, TTL: 6 * time.Second, Mark: "rel2"}); !r.OK {
+		t.Fatalf("set holds by release rel2 = %+v", r)
 	}
 	lead("a repair over the release's mark")
 	if r := do(t, n, quorum.Op{Kind: quorum.OpUnmark, Key: key, Value: "rel2"}); r.OK {

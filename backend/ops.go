@@ -159,7 +159,7 @@ func (e *encoder) command(op quorum.Op) *script {
 		}
 		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"), str(op.Mark))
 	case quorum.OpHashSetHolds:
-		return script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"))
+		return script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"), str(op.Mark))
 	case quorum.OpHashGet:
 		return script(hashGetScript, str(op.Value))
 	case quorum.OpRaise:

@@ -78,30 +78,29 @@ func (rig *hashDelayRig) state(t *testing.T, key, when string) {
 	t.Logf("%s:%s", when, b.String())
 }
 
-// lockOn012 takes key for owner through replica 1 on backends 0, 1, 2 only,
-// then sends the watchdog's renewal, held on the links in holdOn, and
-// waits until the lease ended where the renewal did not reach.
-func (rig *hashDelayRig) lockOn012(t *testing.T, key, owner string, lease time.Duration, renewed ...int) time.Time {
+// lockOn012 takes key for owner through replica 1, holds times (a
+// re-entered lock), on backends 0, 1, 2 only, then sends the watchdog's
+// renewal, held on the links in holdOn, and waits until the lease ended
+// where the renewal did not reach.
+func (rig *hashDelayRig) lockOn012(t *testing.T, key, owner string, lease time.Duration, holds int, renewed ...int) time.Time {
 	ctx := t.Context()
 	lock, renew := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_renew.lua")
 	rig.refuse.Store(true)
 	invoked := time.Now()
-	if err := rig.r1.Eval(ctx, lock, []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {
-		t.Fatalf("Redisson lock = %v; want nil (granted)", err)
+	for i := range holds {
+		if err := rig.r1.Eval(ctx, lock, []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {
+			t.Fatalf("Redisson lock #%d = %v; want nil (granted)", i+1, err)
+		}
 	}
 	// The grant is decided on 0, 1, 2: the acquires to 3 and 4 may not have
 	// reached their links yet (a loaded machine), and must still be refused.
-	harness.Eventually(t, "backends 3 and 4 refused the lock", func() bool { return rig.refused.Load() >= 2 })
+	harness.Eventually(t, "backends 3 and 4 refused the lock", func() bool { return rig.refused.Load() >= int32(2*holds) })
 	rig.refuse.Store(false)
 	windowEnd := invoked.Add(lease)
-	held := 0
-	for _, s := range rig.servers {
-		if s.Client().HExists(ctx, key, owner).Val() {
-			held++
+	for i, s := range rig.servers {
+		if n, _ := s.Client().HGet(ctx, key, owner).Int(); n != map[bool]int{true: holds, false: 0}[i < 3] {
+			t.Fatalf("backend %d holds %d; want %d on 0, 1, 2 and none on 3, 4", i, n, holds)
 		}
-	}
-	if held != 3 {
-		t.Fatalf("the lock is on %d backends; want 3 (0, 1, 2)", held)
 	}
 	rig.hold.Store(true)
 	err := rig.r1.Eval(ctx, renew, []string{key}, 6000, owner).Err()
@@ -143,7 +142,7 @@ func TestHashUnlockOnOneOfFiveKeepsLockDelay(t *testing.T) {
 	)
 	rig := newHashDelayRig(t, key, owner, delay, 1, 2)
 	ctx := t.Context()
-	windowEnd := rig.lockOn012(t, key, owner, lease, 0)
+	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0)
 	rig.state(t, key, "after the lease ended")
 
 	unlock := redissonScript(t, "redisson_unlock.lua")
@@ -190,7 +189,7 @@ func TestHashUnlockOnOneOfFiveKeepsLockDelay(t *testing.T) {
 func TestNotHeldHashReleaseKeepsLockDelay(t *testing.T) {
 	const key, owner, lease, delay = "{hd:nil}", "uuid-h:1", 1500 * time.Millisecond, 5 * time.Second
 	rig := newHashDelayRig(t, key, owner, delay, 2)
-	windowEnd := rig.lockOn012(t, key, owner, lease, 0, 1)
+	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0, 1)
 	unlock := redissonScript(t, "redisson_unlock.lua")
 	res, err := rig.r2.Eval(t.Context(), unlock, []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
 		0, lease.Milliseconds(), owner, "publish", 10000).Result()
@@ -235,7 +234,7 @@ func TestRedisson310UnlockKeepsLockDelay(t *testing.T) {
 		delay = 5 * time.Second
 	)
 	rig := newHashDelayRig(t, key, owner, delay, 2)
-	windowEnd := rig.lockOn012(t, key, owner, lease, 0, 1)
+	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0, 1)
 	unlock := redissonScript(t, "redisson_unlock_3.10.lua")
 	res, err := rig.r2.Eval(t.Context(), unlock, []string{key, "redisson_lock__channel:" + key}, 0, lease.Milliseconds(), owner).Result()
 	t.Logf("3.10 unlock through replica 2 = %v, %v", res, err)

@@ -229,8 +229,15 @@ func (e *Engine) grant(r *timedRound, g Grant, undo Op, where func(*round) []int
 // the round wrote nothing there. A failed rollback leaves a key that expires
 // with its TTL; it is reported and logged.
 func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
+	_, errs := e.rollbackRound(op, idx)
+	return errs
+}
+
+// rollbackRound is rollback that also returns its round (nil when idx is
+// empty), whose replies say what each node did.
+func (e *Engine) rollbackRound(op Op, idx []int) (*round, *multierror.Error) {
 	if len(idx) == 0 {
-		return nil
+		return nil, nil
 	}
 	e.rollbacks.Add(1)
 	t := e.start(idx, op, e.opts.NodeTimeout, false)
@@ -249,7 +256,7 @@ func (e *Engine) rollback(op Op, idx []int) *multierror.Error {
 		e.opts.logger.Warn("rollback failed; the key expires with its TTL", attrs...)
 		errs = multierror.Append(errs, &NodeError{Addr: addr, Err: errString("its rollback failed (" + describe(t.errs[j]) + "): the key expires with its TTL")})
 	}
-	return errs
+	return t, errs
 }
 
 // startTimed waits for op's (key, value) slot, sends op (an acquire or

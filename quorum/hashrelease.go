@@ -26,7 +26,8 @@ const (
 // the owner's count is the largest any node had (a node that missed earlier
 // rounds may be behind, never a quorum), so the lock is released only when
 // that count was 1. StillHeld leaves the count one lower on every node that
-// answered (setting nodes that were behind), Released removes the lock from
+// answered having held it (setting nodes that were behind; never one where
+// it was absent), and needs Q of them; Released removes the lock from
 // every node; ErrNotHeld when a quorum says owner did not hold it (absent
 // counts as released with absentReleased); ErrNoQuorum when fewer than Q
 // nodes that may vote answered. Nodes in restart quarantine do not vote.
@@ -34,10 +35,10 @@ const (
 // A node that deletes the lock keeps its lock-delay's note marked with the
 // release's id (Release's marks, Lock-delay in doc.go): only Released
 // after deleting it on Q nodes removes them, before it returns. A release
-// that fails, answers not held, or deleted the lock on fewer nodes,
-// leaves them: the lock expired unreleased where it lived on. Where
-// StillHeld gives a node that deleted the lock its hold back, its note
-// follows again.
+// that fails, answers not held, or deleted the lock on fewer nodes (late
+// answers and the nodes it finishes counted: releaseRest), leaves them: the
+// lock expired unreleased where it lived on. Where StillHeld gives a node
+// that deleted the lock its hold back, its note follows again.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
 	if err := reservedKey(key, latch); err != nil {
 		return 0, err
@@ -99,40 +100,33 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case before == 0:
 		return 0, noQuorum()
 	case before == 1:
-		// Released: nodes that may still hold it (ahead, or not heard from)
-		// give it up too. Only where Q nodes deleted it was it released
-		// rather than expired on a majority (absent there counts as not
-		// held only beyond N-Q): then its lock-delay's marks go, and the
-		// others' notes with it; else they all stay marked.
-		var rest []int
+		var rest []int // nodes that may still hold it (ahead, or not heard from) give it up too
 		for j, rep := range t.replies {
 			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
 				rest = append(rest, j)
 			}
 		}
-		unhold := Op{Kind: OpHashUnhold, Key: key, Value: owner, Aux: latch, AuxTTL: latchTTL}
-		if deleted < e.quorum {
-			unhold.Mark = op.Mark
-		}
-		e.rollback(unhold, rest)
-		if deleted >= e.quorum {
-			e.unmarkLate(t, op, e.unmark(t, op))
-		}
+		e.releaseRest(t, op, rest, deleted)
 		return Released, nil
 	}
-	// Still held with before-1 holds: set every answering node that is not
-	// there (it was behind, or ahead) to it, and the latches to "still held".
+	// Still held with before-1 holds: set every answering node that held it
+	// and is not there (it was behind, ahead, or gave up its last hold here)
+	// to it, and the latches to "still held". A node where it was absent
+	// (expired there, maybe inside its lock-delay, or never granted) is
+	// not given it: the lock lives on where it lived, and Q of those must
+	// hold it (helper-80: absent nodes repaired over their lock-delay notes
+	// brought a lock that expired on a majority back on a quorum).
 	var off []int
 	level := 0
 	for _, j := range answered {
 		if rep := t.replies[j]; rep.N == 0 && rep.Pre == before {
 			level++
-		} else if !slices.Contains(notHeld, j) || t.replies[j].N == -2 {
+		} else if rep.Pre > 0 {
 			off = append(off, j)
 		}
 	}
 	if len(off) > 0 {
-		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL}
+		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: op.Mark}
 		fix := e.start(off, set, e.opts.NodeTimeout, false)
 		fix.drain()
 		level += fix.nYes
@@ -141,6 +135,55 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, noQuorum()
 	}
 	return StillHeld, nil
+}
+
+// releaseRest finishes a Released hash release on the nodes in rest (ahead,
+// or not heard from). Only where Q nodes deleted the lock was it released
+// rather than expired on a majority (absent counts as not held only beyond
+// N-Q): then the rest's notes go with their holds and the round's marks are
+// removed. Else the rest keep their notes, marked with the release's id,
+// and the deletes that answered late or that this finishing made (each
+// marked: hashunhold.lua) are counted again: once Q nodes deleted it, the
+// marks go (helper-80: a holder's unlock inside its lease, one holder
+// paused past the node timeout, answered 1 and left the lock taken for its
+// lease plus its delay).
+func (e *Engine) releaseRest(t *round, op Op, rest []int, deleted int) {
+	unhold := Op{Kind: OpHashUnhold, Key: op.Key, Value: op.Value, Aux: op.Aux, AuxTTL: op.AuxTTL}
+	if deleted >= e.quorum {
+		e.rollback(unhold, rest)
+		e.unmarkLate(t, op, e.unmark(t, op))
+		return
+	}
+	unhold.Mark = op.Mark
+	u, _ := e.rollbackRound(unhold, rest)
+	for t.arrived < len(t.votes) { // answers that came while the rest was finished
+		select {
+		case a := <-t.ch:
+			t.add(a)
+			continue
+		default:
+		}
+		break
+	}
+	now := time.Now()
+	var marked []int // the engine's indexes of the nodes that deleted it, marked
+	for j, rep := range t.replies {
+		if rep.Err == nil && rep.N == 1 && (rep.Pre > 0 || rep.Noted) && e.counts(t.idx[j], now) {
+			marked = append(marked, t.idx[j])
+		}
+	}
+	if u != nil {
+		for j, rep := range u.replies {
+			if rep.Err == nil && rep.OK && !slices.Contains(marked, u.idx[j]) && e.counts(u.idx[j], now) {
+				marked = append(marked, u.idx[j])
+			}
+		}
+	}
+	if len(marked) < e.quorum {
+		return // the lock expired unreleased on a majority: its marks stay
+	}
+	um := e.start(marked, e.unmarkOp(op), e.opts.NodeTimeout, false)
+	um.drain()
 }
 
 // releaseMark is the id a hash lock's release marks its lock-delay's notes
