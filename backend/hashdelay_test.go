@@ -126,6 +126,24 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 	if r := do(t, n, other2); r.N != 1 || r.Pre != -1 || r.Noted {
 		t.Fatalf("a retry naming another mark = %+v; want released from the latch, not its mark", r)
 	}
+	// A retry answered "still held" from the latch says whether the owner
+	// holds the lock there now.
+	for range 2 {
+		if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "s", Value: owner, TTL: 10 * time.Second, Round: "r8"}); !r.OK {
+			t.Fatalf("hash acquire = %+v", r)
+		}
+	}
+	still := quorum.Op{Kind: quorum.OpHashRelease, Key: "s", Value: owner, TTL: time.Second, Aux: "latch-s", AuxTTL: 10 * time.Second, Mark: "Ls"}
+	if r := do(t, n, still); r.N != 0 || r.Pre != 2 || r.Own || r.Noted {
+		t.Fatalf("release of one of two holds = %+v", r)
+	}
+	if r := do(t, n, still); r.N != 0 || r.Pre != -1 || !r.Own {
+		t.Fatalf("its retry = %+v; want still held from the latch, the owner holding it here", r)
+	}
+	c.Del(ctx, "s")
+	if r := do(t, n, still); r.N != 0 || r.Pre != -1 || r.Own {
+		t.Fatalf("its retry once the lock is gone = %+v; want still held from the latch, not held here", r)
+	}
 	// A release that did not delete the lock on a quorum finishes it on
 	// the other nodes with its mark: their notes stay, marked.
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "m", Value: owner, TTL: 10 * time.Second, Round: "r7", AuxTTL: delay}); !r.OK {

@@ -57,6 +57,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	var answered, notHeld, latchedHeld, latchedReleased []int
 	var before int64 // the owner's count: the most any voting node had
 	deleted := 0     // voting nodes where this release (or, answered from its latch, an earlier attempt of it) deleted the lock
+	holding := 0     // voting nodes whose latch says "still held" and where the owner holds the lock
 	for j, v := range t.votes {
 		if v == failed || v == skipped || !e.counts(t.idx[j], time.Now()) {
 			continue
@@ -70,6 +71,9 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 			latchedReleased = append(latchedReleased, j)
 		case rep.Pre < 0 && rep.N == 0:
 			latchedHeld = append(latchedHeld, j)
+			if rep.Own {
+				holding++ // and the owner holds it there now
+			}
 		case rep.N == -1 || rep.N == -2 && !absentReleased:
 			notHeld = append(notHeld, j)
 		default:
@@ -88,7 +92,15 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case len(answered) < e.quorum || len(notHeld) > len(e.nodes)-e.quorum:
 		return 0, noQuorum()
 	case before == 0 && len(latchedHeld) > len(latchedReleased):
-		return StillHeld, nil // a retried unlock: answered from the latches
+		// A retried unlock: answered from the latches. An attempt writes
+		// "still held" on each node before it knows whether Q gave up the
+		// hold, so the answer needs Q nodes that say so and hold the lock
+		// (helper-81: one latch, the lock gone elsewhere, answered 0 while
+		// another owner could take it).
+		if holding < e.quorum {
+			return 0, noQuorum()
+		}
+		return StillHeld, nil
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
 		// A retried unlock, or Redisson 3.10.0's answer for a free lock. The
 		// first attempt's marks (the same id: releaseMark) go if it deleted

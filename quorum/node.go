@@ -187,7 +187,7 @@ type Reply struct {
 	N     int64     // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
 	Pre   int64     // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64     // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
-	Own   bool      // OpRaise: the counter was last written by this op's Round
+	Own   bool      // OpRaise: the counter was last written by this op's Round; OpHashRelease answered "still held" from its latch: the owner holds the lock there
 	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token; OpDelIfEq with Mark: the note was kept, marked
 	Each  *[]bool   // OpRenew: per lease, whether it was extended
 	Notes *[]string // OpRenew: per lease extended, the token part of its note there ("", "<token>", "=<token>"; "0": none yet)

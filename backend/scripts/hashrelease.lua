@@ -1,9 +1,10 @@
 -- Gives up one hold of owner ARGV[1] on hash lock KEYS[1]; ARGV[2] is the TTL in ms
 -- kept while holds remain (the lock's note KEYS[2], a lock-delay, follows it: hashnote.lua).
 -- With KEYS[3] (an unlock latch), the result is kept there for ARGV[3] ms and a repeated
--- call returns it instead of giving up another hold (with 1 as marked where the note is
--- still the mark ARGV[4] left: a retry has its first attempt's id, and the engine counts
--- that node as one where the release deleted the lock). Where this deletes the hash and its
+-- call returns it instead of giving up another hold, its third element 1 where the latch
+-- says released (1) and the note is still the mark ARGV[4] left (a retry has its first
+-- attempt's id: the release deleted the lock here), or where it says still held (0) and the
+-- owner holds the lock here. Where this deletes the hash and its
 -- note names a lock-delay, a release marked ARGV[4] (its id) keeps the note, marked
 -- "!<id>#<delay>" with its TTL, as delifeq.lua does: this node cannot tell whether the
 -- release will succeed on a quorum, and only then is the lock free at once (unmark.lua);
@@ -15,8 +16,11 @@ if #KEYS > 2 then
   local v = redis.call("GET", KEYS[3])
   if v then
     local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[4] or "") .. "#"
-    if ARGV[4] and ARGV[4] ~= "" and note and string.sub(note, 1, #mark) == mark then
-      return {tonumber(v), -1, 1}
+    if v == "1" and ARGV[4] and ARGV[4] ~= "" and note and string.sub(note, 1, #mark) == mark then
+      return {1, -1, 1}
+    end
+    if v == "0" and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
+      return {0, -1, 1}
     end
     return {tonumber(v), -1, 0}
   end

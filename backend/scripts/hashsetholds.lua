@@ -3,11 +3,8 @@
 -- or where the key is free and has no note (never over another owner, nor inside a lock-delay,
 -- as hashacquire.lua), but for the mark of release ARGV[6] (it gave up the owner's last hold
 -- here while the owner kept the lock elsewhere): its note KEYS[2] follows (hashnote.lua).
--- With KEYS[3] (an unlock latch), the latch records ARGV[5] for ARGV[4] ms, the result the
--- quorum answered. Returns 1 when set, else 0.
-if #KEYS > 2 then
-  redis.call("SET", KEYS[3], ARGV[5], "PX", ARGV[4])
-end
+-- With KEYS[3] (an unlock latch), where it set them, the latch records ARGV[5] for ARGV[4] ms,
+-- the result the quorum answered (a refused repair claims nothing). Returns 1 when set, else 0.
 local free = redis.call("EXISTS", KEYS[1]) == 0
 if free then
   local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[6] or "") .. "#"
@@ -19,6 +16,9 @@ if free or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
   redis.call("HSET", KEYS[1], ARGV[1], ARGV[2])
   redis.call("PEXPIRE", KEYS[1], ARGV[3])
   followHash(KEYS[1], KEYS[2], tonumber(ARGV[3]))
+  if #KEYS > 2 then
+    redis.call("SET", KEYS[3], ARGV[5], "PX", ARGV[4])
+  end
   return 1
 end
 return 0
