@@ -152,6 +152,11 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "m", Value: owner, N: 0, Mark: "Lm"}); !r.OK || c.Get(ctx, quorum.MetaKey("m")).Val() != "!Lm#2000" {
 		t.Fatalf("marked unhold = %+v, note %q; want deleted, note \"!Lm#2000\"", r, c.Get(ctx, quorum.MetaKey("m")).Val())
 	}
+	for mark, want := range map[string]bool{"Lm": true, "Lx": false} { // asked again: did that release delete it here?
+		if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "m", Value: owner, N: 0, Mark: mark}); r.OK != want {
+			t.Fatalf("unhold of the freed lock by release %s = %+v; want OK %v (its mark there)", mark, r, want)
+		}
+	}
 	// Without a mark (the release's id), the note goes with the hash.
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "u", Value: owner, TTL: 10 * time.Second, Round: "r5", AuxTTL: delay}); !r.OK {
 		t.Fatalf("hash acquire = %+v", r)

@@ -184,18 +184,72 @@ func (e *Engine) releaseRest(t *round, op Op, rest []int, deleted int) {
 			marked = append(marked, t.idx[j])
 		}
 	}
+	var unknown []int // nodes neither the release nor its finishing heard from
 	if u != nil {
 		for j, rep := range u.replies {
-			if rep.Err == nil && rep.OK && !slices.Contains(marked, u.idx[j]) && e.counts(u.idx[j], now) {
+			switch v := u.votes[j]; {
+			case slices.Contains(marked, u.idx[j]):
+			case v == failed || v == skipped:
+				unknown = append(unknown, u.idx[j])
+			case rep.OK && e.counts(u.idx[j], now):
 				marked = append(marked, u.idx[j])
 			}
 		}
 	}
-	if len(marked) < e.quorum {
-		return // the lock expired unreleased on a majority: its marks stay
+	switch {
+	case len(marked) >= e.quorum:
+		um := e.start(marked, e.unmarkOp(op), e.opts.NodeTimeout, false)
+		um.drain()
+	case len(marked)+len(unknown) >= e.quorum:
+		e.finishLate(op, unhold, marked, unknown)
+	} // else the lock expired unreleased on a majority: its marks stay
+}
+
+// finishLate sends a release's finishing (unhold, marked) again, in the
+// background, to the nodes it has not heard from, further and further apart
+// for as long as a mark may live, and removes the release's marks once Q
+// nodes say the release deleted the lock there (hashunhold.lua answers so
+// where it finds its mark): a holder that stalled past two node timeouts
+// (helper-81) no longer keeps a released lock taken for its TTL and delay.
+// At most maxUnmarking releases do so at once, as unmarkLate.
+func (e *Engine) finishLate(op, unhold Op, marked, unknown []int) {
+	if e.life.Err() != nil {
+		return
 	}
-	um := e.start(marked, e.unmarkOp(op), e.opts.NodeTimeout, false)
-	um.drain()
+	if e.unmarking.Add(1) > maxUnmarking {
+		e.unmarking.Add(-1)
+		return
+	}
+	if !e.monitors.Go(func() {
+		defer e.unmarking.Add(-1)
+		until, gap := time.Now().Add(e.ownWindow()), e.opts.NodeTimeout
+		for len(unknown) > 0 && len(marked) < e.quorum && time.Now().Before(until) {
+			select {
+			case <-e.life.Done():
+				return
+			case <-time.After(gap):
+			}
+			r := e.start(unknown, unhold, e.opts.NodeTimeout, false)
+			r.drain()
+			var still []int
+			now := time.Now()
+			for j, v := range r.votes {
+				switch {
+				case v == failed || v == skipped:
+					still = append(still, r.idx[j])
+				case r.replies[j].OK && e.counts(r.idx[j], now):
+					marked = append(marked, r.idx[j])
+				}
+			}
+			unknown, gap = still, 2*gap
+		}
+		if len(marked) >= e.quorum {
+			um := e.start(marked, e.unmarkOp(op), e.opts.NodeTimeout, false)
+			um.drain()
+		}
+	}) {
+		e.unmarking.Add(-1) // the engine closed
+	}
 }
 
 // releaseMark is the id a hash lock's release marks its lock-delay's notes
