@@ -157,6 +157,16 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 			t.Fatalf("unhold of the freed lock by release %s = %+v; want OK %v (its mark there)", mark, r, want)
 		}
 	}
+	// A probe (N -1) asks only: it never gives up a hold, and writes nothing.
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "p", Value: owner, TTL: 10 * time.Second, Round: "r9", AuxTTL: delay}); !r.OK {
+		t.Fatalf("hash acquire = %+v", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "p", Value: owner, N: -1, Mark: "Lp"}); r.OK || c.HGet(ctx, "p", owner).Val() != "1" || c.Get(ctx, quorum.MetaKey("p")).Val() != "#2000" {
+		t.Fatalf("probe of a held lock = %+v; want 0, the hold and its note untouched", r)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashUnhold, Key: "m", Value: owner, N: -1, Mark: "Lm"}); !r.OK || c.Get(ctx, quorum.MetaKey("m")).Val() != "!Lm#2000" {
+		t.Fatalf("probe of release Lm's mark = %+v; want 1, the mark kept", r)
+	}
 	// Without a mark (the release's id), the note goes with the hash.
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "u", Value: owner, TTL: 10 * time.Second, Round: "r5", AuxTTL: delay}); !r.OK {
 		t.Fatalf("hash acquire = %+v", r)

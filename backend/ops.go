@@ -154,8 +154,11 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(hashLeaseScript, ms(op.TTL), str([...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N]))
 	case quorum.OpHashUnhold:
 		all := "1"
-		if op.N == 0 {
+		switch {
+		case op.N == 0:
 			all = "all"
+		case op.N < 0: // a late release's probe for its mark (quorum finishLate)
+			all = "probe"
 		}
 		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"), str(op.Mark))
 	case quorum.OpHashSetHolds:

@@ -200,19 +200,34 @@ func (e *Engine) releaseRest(t *round, op Op, rest []int, deleted int) {
 	case len(marked) >= e.quorum:
 		um := e.start(marked, e.unmarkOp(op), e.opts.NodeTimeout, false)
 		um.drain()
-	case len(marked)+len(unknown) >= e.quorum:
-		e.finishLate(op, unhold, marked, unknown)
+	case len(marked)+len(unknown) >= e.quorum && noted(t):
+		e.finishLate(op, marked, unknown)
 	} // else the lock expired unreleased on a majority: its marks stay
 }
 
-// finishLate sends a release's finishing (unhold, marked) again, in the
-// background, to the nodes it has not heard from, further and further apart
-// for as long as a mark may live, and removes the release's marks once Q
-// nodes say the release deleted the lock there (hashunhold.lua answers so
-// where it finds its mark): a holder that stalled past two node timeouts
-// (helper-81) no longer keeps a released lock taken for its TTL and delay.
-// At most maxUnmarking releases do so at once, as unmarkLate.
-func (e *Engine) finishLate(op, unhold Op, marked, unknown []int) {
+// noted reports whether a node of the release's round kept a note marked
+// (a lock-delay to end).
+func noted(t *round) bool {
+	for _, rep := range t.replies {
+		if rep.Err == nil && rep.Noted {
+			return true
+		}
+	}
+	return false
+}
+
+// finishLate asks the nodes a release did not hear from, in the background,
+// further and further apart for as long as a mark may live, whether the
+// release deleted the lock there (hashunhold.lua's probe: its mark is there
+// and the owner's hold is not), and removes the release's marks once Q
+// nodes say so: a holder that stalled past two node timeouts (helper-81) no
+// longer keeps a released lock taken for its TTL and delay. It never gives
+// up a hold: outside the (key, owner) slot, the owner may hold the lock
+// again by a later grant (helper-82: a late finishing deleted the owner's
+// next lock on one node, and another owner took it). At most maxUnmarking
+// releases do so at once, as unmarkLate.
+func (e *Engine) finishLate(op Op, marked, unknown []int) {
+	probe := Op{Kind: OpHashUnhold, Key: op.Key, Value: op.Value, N: -1, Mark: op.Mark}
 	if e.life.Err() != nil {
 		return
 	}
@@ -229,7 +244,7 @@ func (e *Engine) finishLate(op, unhold Op, marked, unknown []int) {
 				return
 			case <-time.After(gap):
 			}
-			r := e.start(unknown, unhold, e.opts.NodeTimeout, false)
+			r := e.start(unknown, probe, e.opts.NodeTimeout, false)
 			r.drain()
 			var still []int
 			now := time.Now()

@@ -86,7 +86,7 @@ const (
 	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL
 	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
-	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value; OK: deleted
+	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value (with Mark, marking the note); N -1 only asks whether release Mark deleted it there; OK: deleted (by this op, or by release Mark before)
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry
 	OpRaise        // raise counter Key to at least N, noting Round as its writer where it raised; with Aux (a fenced lock held by Value, written by Round), note N beside it: tentative with Tentative (a first raise), else final. OK: done, N: the counter before, Own: Round wrote it, Noted: the lock's token was noted
 	OpHashSetHolds // set owner Value's holds to N where Key is free or Value holds it, TTL; OK: done

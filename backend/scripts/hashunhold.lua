@@ -3,21 +3,22 @@
 -- deleted here takes its note KEYS[2] (a lock-delay: hashnote.lua) with it, or with
 -- ARGV[5] (a release that did not delete the lock on a quorum) marks it "!<ARGV[5]>#<delay>"
 -- (hashrelease.lua), and answers 1 where it finds that mark (the release deleted the lock
--- here before); a release's mark stays for that release to remove. With KEYS[3] (an unlock latch), the latch
--- records ARGV[4] for ARGV[3] ms, the result the quorum answered. Returns 1 when the key
--- was deleted, else 0.
+-- here before); a release's mark stays for that release to remove. ARGV[2] "probe" only
+-- asks that (it writes nothing, and never touches a hold: the owner may hold the lock
+-- again by a later grant). With KEYS[3] (an unlock latch), the latch records ARGV[4] for
+-- ARGV[3] ms, the result the quorum answered. Returns 1 when the key was deleted, else 0.
+local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[5] or "") .. "#"
+local markedHere = ARGV[5] and ARGV[5] ~= "" and note and string.sub(note, 1, #mark) == mark
+if ARGV[2] == "probe" then
+  return markedHere and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 and 1 or 0
+end
 if #KEYS > 2 then
   redis.call("SET", KEYS[3], ARGV[4], "PX", ARGV[3])
 end
 if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
-  local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[5] or "") .. "#"
-  if ARGV[5] and ARGV[5] ~= "" and note and string.sub(note, 1, #mark) == mark then
-    return 1 -- release ARGV[5] deleted it here before (its mark says so)
-  end
-  return 0
+  return markedHere and 1 or 0 -- release ARGV[5] deleted it here before (its mark says so)
 end
 if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
-  local note = redis.call("GET", KEYS[2])
   if note and string.sub(note, 1, 1) == "#" and ARGV[5] and ARGV[5] ~= "" then
     redis.call("SET", KEYS[2], "!" .. ARGV[5] .. note, "KEEPTTL")
   elseif note and string.sub(note, 1, 1) == "#" then
