@@ -25,6 +25,10 @@ var configs = []config{
 	{"mutant_no_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DMAXT=3", "-DMUTANT_NO_QUARANTINE"}, true, nil},
 	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
 	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
+	// The bootstrap marker ending a restarted node's quarantine (issue 23 B1, the second
+	// review's finding): caught after ~6e5 states (bitstate; the restart scenario is too
+	// large to store).
+	{"mutant_bootstrap_ends_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DWITH_BOOTSTRAP", "-DMAXT=3", "-DMUTANT_BOOTSTRAP_ENDS_QUARANTINE"}, true, []string{"-DBITSTATE"}},
 	// Lock-delay (I3): an extend that may reach a minority, then a release that may answer
 	// "not held", then a contender. The mutant is the release before 2026-11-26 (one step:
 	// delifeq.lua deleted the note whatever the release's outcome; nemesis seed 3901).
