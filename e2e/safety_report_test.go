@@ -88,9 +88,10 @@ string-lock mutual exclusion: one key, 3 backends (Q = 2), 2 replicas, 2 clients
 value, each backend script one atomic step, every request landing in time, late or never, abstract time with
 TTL padding and (WITH_DRIFT) nodes dropping keys a tick early. spin checks it exhaustively: 1,291,898 states
 (depth 199, MAXT=4) and, with drift, 3,386,467 states (MAXT=3), 0 errors. Mutants the test shows caught: no
-TTL padding, no restart quarantine, no round-id check in the rollback (bitstate). Not verified yet (in the
-model but too slow to finish, or not modelled): restart with a quarantine that ends, release, extend, lock-delay,
-bootstrap. model/README.md has the bounds and the mapping of each model step to the code's functions.
+TTL padding, no restart quarantine, no round-id check in the rollback (bitstate), a bootstrap marker that ends a
+restarted node's quarantine (bitstate; the second review's finding), a release that deletes a lock-delay's note
+at once. Not verified yet (in the model but too slow to finish, or not modelled): restart with a quarantine that
+ends (a partial bitstate search with bootstrap: 0 errors), extend beside a release, Redisson's hash-lock release. model/README.md has the bounds and the mapping of each model step to the code's functions.
 
 model/sessions.pml models a session lock after its grant: its replica's renewals (naming the grant's round,
 restoring it on a backend that lost it), the holder's connection closing at any moment, however late the replica
