@@ -70,8 +70,13 @@ func TestReattachBookingsFollowTheRounds(t *testing.T) {
 	tok2, err2 := two.Do(ctx, "LOCK.ACQUIRE", "k", "o", ttl, "SESSION").Int64()
 	close(secondAnswered)
 	a1 := <-oneDone
+	// The first may also hear that the second moved the lock on before its
+	// token read (a busy machine: the read comes after the second's round;
+	// the CI of 9b83707): that is the contract's answer, and it holds
+	// nothing. The second holds it.
+	superseded := a1.err != nil && strings.Contains(a1.err.Error(), "arrived after this one")
 	for i, a := range []answer{a1, {tok2, err2}} {
-		if a.err != nil || a.token != token {
+		if (a.err != nil || a.token != token) && !(i == 0 && superseded) {
 			t.Fatalf("re-attach %d = %d, %v; want the lock's token %d", i+1, a.token, a.err, token)
 		}
 	}
