@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
-	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // TestRetryAnsweredStillHeldOnlyFromAQuorumOfHolders (helper-81, safety; failed 3 of 3 on 449fcfd, seen): ReleaseHash
@@ -53,26 +51,8 @@ func TestRetryAnsweredStillHeldOnlyFromAQuorumOfHolders(t *testing.T) {
 	r1, r2 := h1.Client(), h2.Client()
 	ctx := t.Context()
 	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
-	harness.Eventually(t, "replicas ready", func() bool {
-		return r1.Eval(ctx, lock, []string{"{hl:warm1}"}, 5000, "w:1").Err() == redis.Nil &&
-			r2.Eval(ctx, lock, []string{"{hl:warm2}"}, 5000, "w:1").Err() == redis.Nil
-	})
-	for i, r := range []*redis.Client{r1, r2} {
-		w := fmt.Sprintf("{hl:warm%d}", i+1)
-		if n, err := r.Eval(ctx, unlock, []string{w, "redisson_lock__channel:" + w, "redisson_unlock_latch:" + w}, 0, 5000, "w:1", "publish", 10000).Int64(); err != nil || n != 1 {
-			t.Fatalf("warm unlock = %d, %v", n, err)
-		}
-	}
-	state := func(when string) {
-		var b strings.Builder
-		for i, s := range servers {
-			c := s.Client()
-			fmt.Fprintf(&b, "\n  backend %d: hash %v pttl %v, note %q, latch %q", i, c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val(),
-				c.Get(ctx, quorum.MetaKey(key)).Val(), c.Get(ctx, latch).Val())
-			_ = c.Close()
-		}
-		t.Logf("%s:%s", when, b.String())
-	}
+	redissonWarm(t, r1, r2)
+	state := func(when string) { hashState(t, servers, key, latch, when) }
 	taken := time.Now()
 	for i := range 2 {
 		if err := r1.Eval(ctx, lock, []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -28,6 +27,7 @@ import (
 // probes for its release's mark (and runs only where the release marked a
 // note: with lock_delay 0 there is nothing to unmark).
 func TestLateFinishingNeverTouchesTheOwnersNextLock(t *testing.T) {
+	sleepBound(t)
 	const (
 		key   = "{hn:next}"
 		owner = "uuid-n:1"
@@ -65,25 +65,8 @@ func TestLateFinishingNeverTouchesTheOwnersNextLock(t *testing.T) {
 	r2 := h2.Client(func(o *redis.Options) { o.PoolSize = 2 })
 	ctx := t.Context()
 	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
-	harness.Eventually(t, "replicas ready", func() bool {
-		return r1.Eval(ctx, lock, []string{"{hn:warm1}"}, 5000, "w:1").Err() == redis.Nil &&
-			r2.Eval(ctx, lock, []string{"{hn:warm2}"}, 5000, "w:1").Err() == redis.Nil
-	})
-	for i, r := range []*redis.Client{r1, r2} {
-		w := fmt.Sprintf("{hn:warm%d}", i+1)
-		if n, err := r.Eval(ctx, unlock, []string{w, "redisson_lock__channel:" + w, "redisson_unlock_latch:" + w}, 0, 5000, "w:1", "publish", 10000).Int64(); err != nil || n != 1 {
-			t.Fatalf("warm unlock = %d, %v", n, err)
-		}
-	}
-	state := func(when string) {
-		s := ""
-		for i, sv := range servers {
-			c := sv.Client()
-			s += fmt.Sprintf("\n  backend %d: %v pttl %v", i, c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val())
-			_ = c.Close()
-		}
-		t.Logf("%s:%s", when, s)
-	}
+	redissonWarm(t, r1, r2)
+	state := func(when string) { hashState(t, servers, key, "", when) }
 	take := func(what string) {
 		refused.Store(0)
 		refuse.Store(true)

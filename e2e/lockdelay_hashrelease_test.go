@@ -57,22 +57,42 @@ func newHashDelayRig(t *testing.T, key, owner string, delay time.Duration, holdO
 	rig.servers = servers
 	rig.r1 = h1.Client(func(o *redis.Options) { o.PoolSize = 2 })
 	rig.r2 = h2.Client(func(o *redis.Options) { o.PoolSize = 2 })
-	lock := redissonScript(t, "redisson_lock.lua")
-	ctx := t.Context()
-	harness.Eventually(t, "replicas ready", func() bool {
-		return rig.r1.Eval(ctx, lock, []string{"{hd:warm1}"}, 5000, "w:1").Err() == redis.Nil &&
-			rig.r2.Eval(ctx, lock, []string{"{hd:warm2}"}, 5000, "w:1").Err() == redis.Nil
-	})
+	redissonWarm(t, rig.r1, rig.r2)
 	return rig
 }
 
 func (rig *hashDelayRig) state(t *testing.T, key, when string) {
+	hashState(t, rig.servers, key, "", when)
+}
+
+// redissonWarm waits until each replica grants a Redisson lock and has it
+// released: every backend has loaded the lock and unlock scripts (a late
+// EVALSHA must not meet NOSCRIPT: it would do nothing).
+func redissonWarm(t *testing.T, replicas ...*redis.Client) {
+	t.Helper()
+	ctx := t.Context()
+	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	for i, r := range replicas {
+		w := fmt.Sprintf("{warm%d}", i+1)
+		harness.Eventually(t, "replica ready", func() bool { return r.Eval(ctx, lock, []string{w}, 5000, "w:1").Err() == redis.Nil })
+		if err := r.Eval(ctx, unlock, []string{w, "redisson_lock__channel:" + w, "redisson_unlock_latch:" + w}, 0, 5000, "w:1", "publish", 10000).Err(); err != nil {
+			t.Fatalf("warm unlock = %v", err)
+		}
+	}
+}
+
+// hashState logs each backend's view of hash lock key: its holds, its note
+// and, with latch, that unlock latch.
+func hashState(t *testing.T, servers []*redistest.Server, key, latch, when string) {
 	var b strings.Builder
 	ctx := t.Context()
-	for i, s := range rig.servers {
+	for i, s := range servers {
 		c := s.Client()
 		fmt.Fprintf(&b, "\n  backend %d: key type %s %v pttl %v, note %q pttl %v", i, c.Type(ctx, key).Val(), c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val(),
 			c.Get(ctx, quorum.MetaKey(key)).Val(), c.PTTL(ctx, quorum.MetaKey(key)).Val())
+		if latch != "" {
+			fmt.Fprintf(&b, ", latch %q", c.Get(ctx, latch).Val())
+		}
 		_ = c.Close()
 	}
 	t.Logf("%s:%s", when, b.String())
@@ -274,27 +294,8 @@ func TestRetriedUnlockAnsweredFromLatchFreesTheLock(t *testing.T) {
 	r1, r2 := h1.Client(), h2.Client()
 	ctx := t.Context()
 	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
-	harness.Eventually(t, "replicas ready", func() bool {
-		return r1.Eval(ctx, lock, []string{"{hd:warm1}"}, 5000, "w:1").Err() == redis.Nil &&
-			r2.Eval(ctx, lock, []string{"{hd:warm2}"}, 5000, "w:1").Err() == redis.Nil
-	})
-	// Every backend loads the unlock script (a late EVALSHA must not meet NOSCRIPT).
-	for i, r := range []*redis.Client{r1, r2} {
-		w := fmt.Sprintf("{hd:warm%d}", i+1)
-		if n, err := r.Eval(ctx, unlock, []string{w, "redisson_lock__channel:" + w, "redisson_unlock_latch:" + w}, 0, 5000, "w:1", "publish", 10000).Int64(); err != nil || n != 1 {
-			t.Fatalf("warm unlock = %d, %v", n, err)
-		}
-	}
-	state := func(when string) {
-		var b strings.Builder
-		for i, s := range servers {
-			c := s.Client()
-			fmt.Fprintf(&b, "\n  backend %d: hash %v pttl %v, note %q pttl %v, latch %q", i, c.HGetAll(ctx, key).Val(), c.PTTL(ctx, key).Val(),
-				c.Get(ctx, quorum.MetaKey(key)).Val(), c.PTTL(ctx, quorum.MetaKey(key)).Val(), c.Get(ctx, latch).Val())
-			_ = c.Close()
-		}
-		t.Logf("%s:%s", when, b.String())
-	}
+	redissonWarm(t, r1, r2)
+	state := func(when string) { hashState(t, servers, key, latch, when) }
 	if err := r1.Eval(ctx, lock, []string{key}, 20000, owner).Err(); err != redis.Nil {
 		t.Fatalf("Redisson lock = %v; want nil (granted)", err)
 	}

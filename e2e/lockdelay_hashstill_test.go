@@ -3,9 +3,6 @@ package e2e
 import (
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
 // TestStillHeldUnlock310DoesNotReviveAnExpiredLock (helper-80, failed 3 of
@@ -90,45 +87,5 @@ func TestStillHeldUnlockDoesNotReviveAnExpiredLock(t *testing.T) {
 // lock_delay. Now the finishing round's deletes and the late answers are
 // counted again (releaseRest), and Q of them remove the marks.
 func TestReleasedWithASlowHolderIsFreedOnceItAnswers(t *testing.T) {
-	const (
-		key   = "{hd:slow}"
-		owner = "uuid-s:1"
-		lease = 20 * time.Second
-		delay = 3 * time.Second
-	)
-	rig := newHashDelayRig(t, key, owner, delay)
-	ctx := t.Context()
-	rig.refuse.Store(true)
-	if err := rig.r1.Eval(ctx, redissonScript(t, "redisson_lock.lua"), []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {
-		t.Fatalf("Redisson lock = %v; want nil (granted)", err)
-	}
-	harness.Eventually(t, "backends 3 and 4 refused the lock", func() bool { return rig.refused.Load() >= 2 })
-	rig.refuse.Store(false)
-	rig.state(t, key, "after the lock")
-	rig.servers[2].Pause()
-	go func() {
-		time.Sleep(1300 * time.Millisecond)
-		rig.servers[2].Resume()
-	}()
-	unlock := redissonScript(t, "redisson_unlock.lua")
-	res, err := rig.r2.Eval(ctx, unlock, []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
-		0, lease.Milliseconds(), owner, "publish", 10000).Result()
-	t.Logf("unlock through replica 2 (backend 2 stalled 1.3 s) = %v, %v", res, err)
-	if err != nil || res != int64(1) {
-		t.Fatalf("unlock = %v, %v; want 1", res, err)
-	}
-	released := time.Now()
-	for {
-		ok, err := rig.r2.SetNX(ctx, key, "plain-b", time.Second).Result()
-		if err == nil && ok {
-			t.Logf("SET NX PX granted %v after the unlock answered 1", time.Since(released).Round(time.Millisecond))
-			return
-		}
-		if time.Since(released) > 3*time.Second {
-			rig.state(t, key, "after SET NX")
-			t.Fatalf("SET NX PX by plain-b still refused (%v, %v) %v after the holder's unlock answered 1 (released) inside its lease: "+
-				"the lock stays taken for its lease (20 s) plus lock_delay", ok, err, time.Since(released).Round(time.Millisecond))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	releasedWithAStalledHolder(t, "{hd:slow}", 1300*time.Millisecond, 3*time.Second)
 }
