@@ -89,7 +89,7 @@ value, each backend script one atomic step, every request landing in time, late 
 TTL padding and (WITH_DRIFT) nodes dropping keys a tick early. spin checks it exhaustively: 1,291,898 states
 (depth 199, MAXT=4) and, with drift, 3,386,467 states (MAXT=3), 0 errors. Mutants the test shows caught: no
 TTL padding, no restart quarantine, no round-id check in the rollback (bitstate), a bootstrap marker that ends a
-restarted node's quarantine (bitstate; the second review's finding), a release that deletes a lock-delay's note
+restarted node's quarantine (bitstate; the third review's finding, issue 23), a release that deletes a lock-delay's note
 at once. Not verified yet (in the model but too slow to finish, or not modelled): restart with a quarantine that
 ends (a partial bitstate search with bootstrap: 0 errors), extend beside a release, Redisson's hash-lock release. model/README.md has the bounds and the mapping of each model step to the code's functions.
 
@@ -151,7 +151,7 @@ the lock; the same seed for 30 minutes on the fix (1,035 faults of which 134 clo
 holds, 63,996 bookkeeping commands all refused) checked linear. Since 70252c8 every kind runs with a lock-delay
 (lock_delay 500 ms, native_lock_delay 1 s) that the checker holds it to: seed 24 against b8efe89's binary finds 7
 lock-delay anomalies (Redisson locks taken 125-328 ms after another's expired unreleased: hash locks had no
-lock-delay then); on 79812d6 (before the second review's fixes) seed 3 for 150 s finds two Redisson owners 274 ms
+lock-delay then); on 79812d6 (before 0ca3e42 fixed the earlier review's findings) seed 3 for 150 s finds two Redisson owners 274 ms
 at once. A 30-minute hostile soak on 449fcfd (seed 4401, 16 clients, 1,043 faults of which 157 clock-skew,
 107,285 operations, 12,064 holds, 63,564 bookkeeping commands all refused) checked linear.
 `

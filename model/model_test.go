@@ -25,7 +25,7 @@ var configs = []config{
 	{"mutant_no_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DMAXT=3", "-DMUTANT_NO_QUARANTINE"}, true, nil},
 	// found after ~1.2e7 states (bitstate, 2^27 bits): a stored search would not fit
 	{"mutant_no_rollback_id_check", "mutex.pml", []string{"-DSCEN_ROLLBACK", "-DMAXT=1", "-DMUTANT_NO_ROLLBACK_ID_CHECK"}, true, []string{"-DBITSTATE"}},
-	// The bootstrap marker ending a restarted node's quarantine (issue 23 B1, the second
+	// The bootstrap marker ending a restarted node's quarantine (issue 23 B1, the third
 	// review's finding): caught after ~6e5 states (bitstate; the restart scenario is too
 	// large to store).
 	{"mutant_bootstrap_ends_quarantine", "mutex.pml", []string{"-DWITH_RESTART", "-DWITH_BOOTSTRAP", "-DMAXT=3", "-DMUTANT_BOOTSTRAP_ENDS_QUARANTINE"}, true, []string{"-DBITSTATE"}},
