@@ -94,7 +94,7 @@ func TestREADMEForNewcomers(t *testing.T) {
 	}
 	wants := []string{
 		"**Go " + goVersion + " or later**",
-		"`go run .` serves within", "`bash .ci/run` takes\nabout 15-25 minutes on 2 cores",
+		"`go run .` serves within", "`bash .ci/run` takes\nabout 20-25 minutes on 2 cores",
 		"## Production checklist", "N >= 5", "appendfsync always", "once with `redlock-proxy bootstrap`", "requirepass",
 		"tls_cert", "private `http_listen`", "reachable by the proxies only", "**Alerts**",
 	}
