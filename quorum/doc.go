@@ -314,8 +314,8 @@
 //
 // # Duplicates
 //
-// Two configured nodes that report the same run_id are one server: the
-// second is never sent an operation and never votes.
+// Two configured nodes reporting one run_id are one server: the second is
+// never sent an operation and never votes.
 //
 // # Reserved keys
 //
@@ -342,15 +342,9 @@
 //
 // # Model
 //
-// model/mutex.pml is a Promela model of this package's acquire, release,
-// extend, rollback and restart quarantine (steps named after the functions
-// here: Engine_Acquire, Engine_Release, Engine_Extend, observe, counts);
-// model/model_test.go runs spin on it and shows that removing the padding or
-// the quarantine lets two clients hold the lock at once. model/sessions.pml
-// models a session lock's renewals (Renew), its release when its connection
-// closes (ReleaseRound) and its re-attach through another replica
-// (Reattach), and shows that a release, renewal or re-attach that ignores
-// the round hands the lock to another client inside its holder's window.
-// model/tokens.pml models fencing tokens (fence, raise, tendCounters,
-// TokenOf). model/README.md says what is verified, and what is not yet.
+// model/*.pml model this package, steps named after its functions:
+// mutex.pml acquire, release (lock-delay marks), extend, rollback, restart
+// quarantine, bootstrap; sessions.pml Renew, ReleaseRound, Reattach;
+// tokens.pml fencing; queue.pml the fair queue. model/*_test.go show each
+// mutant caught; model/README.md says what is verified, and what is not.
 package quorum
