@@ -35,4 +35,5 @@ var (
 	queueLeaseP = quorum.QueueLeaseKey("")
 	pinP        = quorum.PinKey("")
 	writerP     = quorum.WriterKey("")
+	holdersP    = quorum.HoldersKey("")
 )

@@ -35,16 +35,18 @@ func hashAcquireReply(val any) quorum.Reply {
 	return quorum.Reply{OK: v[0] == 1, N: v[1], Token: v[2]}
 }
 
-// hashReleaseReply reads the {result, holds before, flag} reply of the hash
-// release script: the flag is Noted (the note kept marked, or from the
+// hashReleaseReply reads the {result, holds before, flags} reply of the hash
+// release script: flag 1 is Noted (the note kept marked, or from the
 // latch, still the release's mark) with result 1, and Own (from the latch:
-// the owner holds the lock here) with result 0.
+// the owner holds the lock here) with result 0; flag 2 is Others (a
+// read-write lock's other holders keep it).
 func hashReleaseReply(val any) quorum.Reply {
 	v, err := ints("hash release", val, 3)
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1], Noted: v[2] == 1 && v[0] == 1, Own: v[2] == 1 && v[0] == 0}
+	f := v[2] & 1
+	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1], Noted: f == 1 && v[0] == 1, Own: f == 1 && v[0] == 0, Others: v[2]&2 != 0}
 }
 
 // raiseReply reads the {counter before, own, noted} reply of the raise

@@ -71,9 +71,12 @@ var (
 	noteLeadLua string // the prelude of the scripts that keep a note's lead over its key
 	//go:embed scripts/hashnote.lua
 	hashNoteLua string // the prelude of the hash lock scripts (after noteLeadLua): a hash lock's lock-delay
+	//go:embed scripts/rwlock.lua
+	rwLockLua string // the prelude of the hash lock scripts (after hashNoteLua): read-write locks
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
+	hashPrelude        = noteLeadLua + hashNoteLua + rwLockLua
 	acquireScript      = newScript(noteLeadLua + acquireLua)
 	queueScript        = newScript(queueLua)
 	queueBeatsScript   = newScript(queueBeatsLua)
@@ -83,13 +86,13 @@ var (
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = newScript(noteLeadLua + hashNoteLua + hashAcquireLua)
-	hashReleaseScript  = newScript(noteLeadLua + hashNoteLua + hashReleaseLua)
-	hashExtendScript   = newScript(noteLeadLua + hashNoteLua + hashExtendLua)
-	hashLeaseScript    = newScript(noteLeadLua + hashNoteLua + hashLeaseLua)
-	hashUnholdScript   = newScript(hashUnholdLua)
-	hashSetHoldsScript = newScript(noteLeadLua + hashNoteLua + hashSetHoldsLua)
-	hashGetScript      = newScript(hashGetLua)
+	hashAcquireScript  = newScript(hashPrelude + hashAcquireLua)
+	hashReleaseScript  = newScript(hashPrelude + hashReleaseLua)
+	hashExtendScript   = newScript(hashPrelude + hashExtendLua)
+	hashLeaseScript    = newScript(hashPrelude + hashLeaseLua)
+	hashUnholdScript   = newScript(hashPrelude + hashUnholdLua)
+	hashSetHoldsScript = newScript(hashPrelude + hashSetHoldsLua)
+	hashGetScript      = newScript(hashPrelude + hashGetLua)
 	raiseScript        = newScript(tokenPartLua + raiseLua)
 	setXXScript        = newScript(noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)

@@ -153,5 +153,7 @@ type operands struct {
 	latch            string        // Redisson's unlock latch key, kept latchTTL
 	latchTTL         time.Duration
 	absentReleased   bool     // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
+	rw               string   // Redisson's RReadWriteLock: "read" or "write"
+	keyPairs         bool     // the KEYS are pairs, a lock and a name of its
 	keys, argv       [][]byte // all of them (after a database index), for the multi-key scripts
 }

@@ -110,19 +110,24 @@ var families = []family{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock323, roleRelease), m(rRenew, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
 	{object: "Redisson RSpinLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock352, roleRelease), m(rBatch, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
+	// RReadWriteLock (rwlock.go): the writer renews with RLock's scripts.
+	{object: "Redisson RReadWriteLock", version: "3.23", renews: true, forceRelease: true, members: []member{
+		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock323, roleRelease), m(rwWriteUnlock323, roleRelease),
+		m(rwReadRenew323, roleRenew), m(rRenew, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease)}},
+	{object: "Redisson RReadWriteLock", version: "3.52", renews: true, forceRelease: true, members: []member{
+		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock352, roleRelease), m(rwWriteUnlock352, roleRelease),
+		m(rwReadRenew352, roleRenew), m(rBatch, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease),
+		m(rwReadIsLocked352, roleRead)}},
 	// Objects of Redisson 3.23 and 3.52 that the proxy does not serve: their
 	// first script is refused naming them. 3.52's SHA1s as its client sent
 	// them; 3.23.4's computed from its source text (the scripts as
-	// RedissonFairLock, RedissonReadLock, RedissonWriteLock,
-	// RedissonSemaphore and RedissonCountDownLatch concatenate them), each
+	// RedissonFairLock, RedissonSemaphore and RedissonCountDownLatch concatenate them), each
 	// matching the prefix issue 26 recorded from the client. The semaphore's
 	// and the latch's first commands are their set-up (trySetPermits,
 	// addPermits; trySetCount) or, for one set up elsewhere, countDown.
 	{object: "Redisson RFairLock", version: "3.52", members: []member{m("8f6ed299ffd259f0539c20f89253998c0777ea75", roleAcquire)}},
 	{object: "Redisson RFairLock", version: "3.23", members: []member{
 		m("aa0a28d2eb7cbeb50151315a58eb75302d8dfa40", roleAcquire), m("762bfafa6be221431a0b668685dd15c926483619", roleAcquire)}},
-	{object: "Redisson RReadWriteLock", version: "3.23-3.52", members: []member{
-		m("95553a6ff11176c18e71344e89d116b06fd6f753", roleAcquire), m("6306ba3bf1f563b284bed52d305fce615c6664d9", roleAcquire)}},
 	{object: "Redisson RSemaphore", version: "3.23-3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
 	{object: "Redisson RSemaphore", version: "3.23", members: []member{m("98238d408c6755085344670d3a2ddaa55cf177a9", roleAcquire)}},
 	{object: "Redisson RCountDownLatch", version: "3.23-3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},

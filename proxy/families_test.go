@@ -15,7 +15,7 @@ var kindRole = map[scriptKind]role{
 	scriptObtain: roleAcquire, scriptAcquireAll: roleAcquire, scriptHashAcquire: roleAcquire, scriptFencedAcquire: roleAcquire,
 	scriptFencedTryAcquire: roleAcquire, scriptSpringObtain: roleAcquire, scriptBsmObtain: roleAcquire,
 	scriptForceUnlock: roleForceRelease, scriptSpringDeleteNotify: roleForceRelease,
-	scriptOwnerPTTL: roleRead, scriptBsmPTTL: roleRead,
+	scriptOwnerPTTL: roleRead, scriptBsmPTTL: roleRead, scriptReadLocked: roleRead,
 	scriptHashLeaseAll: roleLease,
 }
 
@@ -96,7 +96,7 @@ func TestUnservedObjectRefusedByName(t *testing.T) {
 	for sha, want := range map[string]string{
 		"762bfafa6be221431a0b668685dd15c926483619": "Redisson RFairLock (3.23)",
 		"38060fab26b0e7c5982a5cfd7ad542e44d3da19b": "Redisson RCountDownLatch (3.23)",
-		"95553a6ff11176c18e71344e89d116b06fd6f753": "Redisson RReadWriteLock (3.23-3.52)",
+		"241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c": "Redisson RSemaphore (3.23-3.52)",
 	} {
 		got := converse(t, addr, "EVALSHA "+sha+" 1 {k} 30000 a:1\r\n", 1)
 		if !strings.HasPrefix(got[0], "-ERR redlock-proxy does not serve "+want) {

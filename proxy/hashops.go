@@ -19,7 +19,13 @@ import (
 // (withToken) then answers {-1, token} or {pttl, -1}.
 func (s *Server) hashAcquire(c *request, o operands, withToken bool) {
 	start := time.Now()
-	g, err := s.engine.AcquireHash(c.ctx, o.key, o.owner, o.ttl, o.token)
+	var g quorum.Grant
+	var err error
+	if o.rw != "" {
+		g, err = s.engine.AcquireRW(c.ctx, o.key, o.owner, o.rw == "write", o.ttl)
+	} else {
+		g, err = s.engine.AcquireHash(c.ctx, o.key, o.owner, o.ttl, o.token)
+	}
 	s.track(c, kindAcquire, start, g, err)
 	var taken *quorum.HashTaken
 	switch {

@@ -172,7 +172,7 @@ func (s *Server) cmdExists(c *request, args [][]byte) {
 func (s *Server) cmdDel(c *request, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
-		existed, ok := s.forceRelease(c, strings.ToUpper(string(args[0])), string(key), "", "")
+		existed, ok := s.forceRelease(c, strings.ToUpper(string(args[0])), string(key), "", "", "")
 		if !ok {
 			return
 		}

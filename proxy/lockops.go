@@ -171,18 +171,24 @@ func (s *Server) ownerPTTL(c *request, key, value string) {
 	}
 }
 
-// forceRelease deletes key whoever holds it, as DEL does, and tells the
-// waiters on channel message when a quorum had it; what names the command
-// in the refusal when force release is off. ok is false when it wrote an
-// error reply instead.
-func (s *Server) forceRelease(c *request, what, key, channel, message string) (existed, ok bool) {
+// forceRelease deletes key whoever holds it, as DEL does (with rw "read"
+// or "write", only a read-write lock in that mode), and tells the waiters
+// on channel message when a quorum had it; what names the command in the
+// refusal when force release is off. ok is false when it wrote an error
+// reply instead.
+func (s *Server) forceRelease(c *request, what, key, channel, message, rw string) (existed, ok bool) {
 	if !s.opts.AllowForceRelease {
 		c.writeErr(errForceRelease(what))
 		return false, false
 	}
 	s.unbook(key, "") // no renewal may set it again
 	start := time.Now()
-	existed, err := s.engine.ForceRelease(c.ctx, key)
+	var err error
+	if rw != "" {
+		existed, err = s.engine.ForceReleaseRW(c.ctx, key, rw == "write")
+	} else {
+		existed, err = s.engine.ForceRelease(c.ctx, key)
+	}
 	s.metrics.observe(kindForceRelease, start, err, 0)
 	if err != nil {
 		c.writeErr(err)

@@ -136,10 +136,12 @@ func owns(prefix string, name []byte) bool {
 }
 
 // derivedPrefixes start the names Redisson derives from a lock's name: its
-// release channel, unlock latch and token counter,
-// "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the lock's name
-// has braces of its own.
-var derivedPrefixes = [][]byte{[]byte("redisson_lock__channel:"), []byte("redisson_unlock_latch:"), []byte("redisson_lock_token:")}
+// release channel, unlock latch and token counter, a read-write lock's
+// channel, "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the
+// lock's name has braces of its own; and, with no prefix, a read-write
+// lock's names for its readers' timeouts, "{<lock>}[...]".
+var derivedPrefixes = [][]byte{[]byte("redisson_lock__channel:"), []byte("redisson_unlock_latch:"), []byte("redisson_lock_token:"),
+	[]byte("redisson_rwlock:"), []byte("")}
 
 // lockNameOf is the lock name a key or channel belongs with: the name
 // itself, or for a name derived from a lock's, that lock's name (what its

@@ -49,6 +49,7 @@ const (
 	scriptBsmRelease                                   // bsm/redislock v0.10: every KEY released if all hold ARGV[1]; +OK or nil
 	scriptBsmPTTL                                      // bsm/redislock v0.10: the shortest PTTL if every KEY holds ARGV[1], else nil
 	scriptHashLeaseAll                                 // RedissonMultiLock's lease: every KEY's TTL set to ARGV[1] ms (ARGV[2] a PEXPIRE option), no owner; 1 if any was set
+	scriptReadLocked                                   // Redisson 3.52 RReadWriteLock's readLock().isLocked(): KEYS[1]; 1/0
 )
 
 func (k scriptKind) String() string {
@@ -63,7 +64,7 @@ func (k scriptKind) String() string {
 		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
 		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)",
 		scriptBsmObtain: "obtain all keys", scriptBsmRefresh: "refresh all keys", scriptBsmRelease: "release all keys (OK/nil)",
-		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys"}[k]
+		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys", scriptReadLocked: "is read-locked"}[k]
 }
 
 // pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
@@ -99,6 +100,11 @@ type spec struct {
 	dbFirst bool
 	// ownerPerKey: ARGV[i+1] is the owner of KEYS[i] (Redisson's batched renewal).
 	ownerPerKey bool
+	// keyPairs: the KEYS come in pairs, a lock and a name of its (with
+	// ownerPerKey, the i-th pair's owner in ARGV[i+1]).
+	keyPairs bool
+	// rw: a script of Redisson's RReadWriteLock, "read" or "write" (rwlock.go).
+	rw string
 	// absentReleased: unlocking a missing lock answers 1 (Redisson 3.10.0-3.10.5).
 	absentReleased bool
 	// replies: an operator-registered script's reply convention (registered.go).
@@ -178,6 +184,9 @@ var book = func() map[string]*spec {
 	for sha, kind := range knownSHAsOnly {
 		m[sha] = specFor(sha, kind)
 	}
+	for sha, sp := range rwSpecs {
+		m[sha] = &sp
+	}
 	return m
 }()
 
@@ -195,7 +204,7 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 		}
 		argv = argv[1:]
 	}
-	enough := !s.ownerPerKey || len(argv) >= len(keys)+1
+	enough := !s.ownerPerKey || !s.keyPairs && len(argv) >= len(keys)+1 || s.keyPairs && len(keys)%2 == 0 && len(argv) >= len(keys)/2+1
 	for _, p := range s.places() {
 		if p.inKeys && p.i > len(keys) || !p.inKeys && p.i > len(argv) {
 			enough = false
@@ -216,7 +225,7 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	// A channel or message taken from KEYS is published as the client named
 	// it, not as its database's key (selectdb.go).
 	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: clientName(s.channel, at(s.channel)),
-		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, keys: keys, argv: argv}
+		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, rw: s.rw, keyPairs: s.keyPairs, keys: keys, argv: argv}
 	var err error
 	if s.ttl.i > 0 {
 		if o.ttl, err = parseMillis(argv[s.ttl.i-1], s.ttlCmd); err != nil {

@@ -81,15 +81,28 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptHashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
 	scriptFencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
-	scriptHashRelease:      func(s *Server, c *request, o operands) { s.hashRelease(c, o) },
+	scriptHashRelease: func(s *Server, c *request, o operands) {
+		if o.rw != "" {
+			s.rwRelease(c, o)
+			return
+		}
+		s.hashRelease(c, o)
+	},
 	scriptHashExtend: func(s *Server, c *request, o operands) {
 		s.hashExtend(c, o.keys[:1], [][]byte{[]byte(o.owner)}, o.ttl, false)
 	},
 	scriptHashExtendAll: func(s *Server, c *request, o operands) {
-		s.hashExtend(c, o.keys, o.argv[1:1+len(o.keys)], o.ttl, true)
+		keys := o.keys
+		if o.keyPairs { // a lock and a name of its, for each owner
+			keys = make([][]byte, 0, len(o.keys)/2)
+			for i := 0; i < len(o.keys); i += 2 {
+				keys = append(keys, o.keys[i])
+			}
+		}
+		s.hashExtend(c, keys, o.argv[1:1+len(keys)], o.ttl, true)
 	},
 	scriptForceUnlock: func(s *Server, c *request, o operands) {
-		if existed, ok := s.forceRelease(c, "forceUnlock", o.key, o.channel, o.message); ok {
+		if existed, ok := s.forceRelease(c, "forceUnlock", o.key, o.channel, o.message, o.rw); ok {
 			c.wr.WriteInt(boolInt(existed))
 		}
 	},
@@ -106,6 +119,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptBsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
 	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
 	scriptHashLeaseAll:           hashLease,
+	scriptReadLocked:             func(s *Server, c *request, o operands) { s.readLocked(c, o) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {
@@ -120,7 +134,7 @@ func springDeleteNotify(s *Server, c *request, o operands) {
 	if !c.mayNotify(o.channel) {
 		return
 	}
-	existed, ok := s.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", o.key, o.channel, o.message)
+	existed, ok := s.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", o.key, o.channel, o.message, "")
 	switch {
 	case !ok:
 	case existed:

@@ -43,22 +43,45 @@ func (h *HashTaken) Unwrap() error { return h.RoundError }
 // On failure the holds this round added are given back. A lock another owner
 // holds fails with a *HashTaken (errors.Is ErrTaken).
 func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey string) (Grant, error) {
+	return e.acquireHash(ctx, key, owner, ttl, tokenKey, "")
+}
+
+// AcquireRW takes or re-enters read-write lock key (Redisson's
+// RReadWriteLock) for owner, reading or writing, with AcquireHash's rules
+// (no token). Readers share it; a writer holds it alone but for its own
+// thread's reads (owner + ":write" is the writer's name of reader owner's
+// thread). A node grants a read where the lock is free, read, or written by
+// the reader's own thread, and a write where it is free or the writer's own;
+// any two quorums share a node, where these exclude each other (Read-write
+// locks in doc.go). Each holder's hold ends at its own time (HoldersKey).
+func (e *Engine) AcquireRW(ctx context.Context, key, owner string, write bool, ttl time.Duration) (Grant, error) {
+	return e.acquireHash(ctx, key, owner, ttl, "", rwMode(write))
+}
+
+func rwMode(write bool) string {
+	if write {
+		return "write"
+	}
+	return "read"
+}
+
+func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey, mode string) (Grant, error) {
 	if err := reservedKey(key, tokenKey); err != nil {
 		return Grant{}, err
 	}
-	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, AuxTTL: e.opts.LockDelay, Round: e.newRoundID()}, ttl)
+	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, AuxTTL: e.opts.LockDelay, Round: e.newRoundID(), Mode: mode}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
 	g, rerr := e.verdict(r, RoundAcquire)
 	voted := rerr == nil // a failure after the vote (levelling, fencing) is described as it is
 	if voted {
-		rerr = e.levelHolds(r, key, owner)
+		rerr = e.levelHolds(r, key, owner, mode)
 	}
 	if rerr == nil && tokenKey != "" {
 		g, rerr = e.fence(r, tokenKey, g, Op{})
 	}
-	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1}
+	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1, Mode: mode}
 	if rerr == nil {
 		return e.grant(r, g, undo, (*round).granted), nil
 	}
@@ -91,7 +114,7 @@ func (t *round) granted() []int {
 // levelHolds sets every granting node whose hold count is below the
 // largest reported to that count, and fails the round unless a quorum then
 // holds it: the owner's count on a quorum is never below what it was told.
-func (e *Engine) levelHolds(r *timedRound, key, owner string) *RoundError {
+func (e *Engine) levelHolds(r *timedRound, key, owner, mode string) *RoundError {
 	var target int64
 	for j, v := range r.votes {
 		if v == yes {
@@ -109,7 +132,7 @@ func (e *Engine) levelHolds(r *timedRound, key, owner string) *RoundError {
 		}
 	}
 	if len(behind) > 0 {
-		t := e.start(behind, Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: target, TTL: e.PaddedTTL(r.ttl)}, e.lockTimeout(r.ttl), false)
+		t := e.start(behind, Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: target, TTL: e.PaddedTTL(r.ttl), Mode: mode}, e.lockTimeout(r.ttl), false)
 		t.drain()
 		level += t.nYes
 	}
@@ -210,4 +233,15 @@ func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	}
 	slices.Sort(values)
 	return values[len(values)-e.quorum], nil
+}
+
+// ReadLocked reports whether a quorum has read-write lock key read-locked:
+// read, or written by a thread that also reads it (Redisson 3.52's
+// readLock().isLocked()), with ReadField's rules.
+func (e *Engine) ReadLocked(ctx context.Context, key string) (bool, error) {
+	if err := reservedKey(key); err != nil {
+		return false, err
+	}
+	en, err := e.read(ctx, Op{Kind: OpHashGet, Key: key, N: 1}, false, true)
+	return en.Found, err
 }

@@ -15,6 +15,9 @@ type HashRelease int
 const (
 	Released  HashRelease = 1 // the lock is free
 	StillHeld HashRelease = 0 // the owner still holds it (it had taken it more than once)
+	// ReleasedShared: the owner's last hold of a read-write lock is given
+	// up, and other holders keep the lock.
+	ReleasedShared HashRelease = 2
 )
 
 // ReleaseHash gives up one hold of owner on the hash lock key on every node;
@@ -40,18 +43,39 @@ const (
 // lock expired unreleased where it lived on. Where StillHeld gives a node
 // that deleted the lock its hold back, its note follows again.
 func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
+	return e.releaseHash(ctx, key, owner, ttl, latch, latchTTL, absentReleased, "")
+}
+
+// ReleaseRW gives up one read (or write) hold of owner on read-write lock
+// key (AcquireRW) with ReleaseHash's rules; a plain hash lock of that name
+// counts as absent. ttl, when not 0, becomes the owner's window while it
+// holds the lock still (Redisson's write unlock; its read unlock keeps the
+// window). Released when the lock is then free on the nodes that answered,
+// ReleasedShared when the owner's holds are gone and another holder keeps
+// the lock on one of them.
+func (e *Engine) ReleaseRW(ctx context.Context, key, owner string, write bool, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool) (HashRelease, error) {
+	return e.releaseHash(ctx, key, owner, ttl, latch, latchTTL, absentReleased, rwMode(write))
+}
+
+func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Duration, latch string, latchTTL time.Duration, absentReleased bool, mode string) (HashRelease, error) {
 	if err := reservedKey(key, latch); err != nil {
 		return 0, err
 	}
-	if err := e.checkTTL(ttl); err != nil {
-		return 0, err
+	if ttl != 0 || mode == "" {
+		if err := e.checkTTL(ttl); err != nil {
+			return 0, err
+		}
 	}
 	unlock, err := e.keys.lock(ctx, key, owner)
 	if err != nil {
 		return 0, err
 	}
 	defer unlock()
-	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: e.releaseMark(latch)}
+	padded := time.Duration(0) // 0: the owner's window stays
+	if ttl != 0 {
+		padded = e.PaddedTTL(ttl)
+	}
+	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: padded, Aux: latch, AuxTTL: latchTTL, Mark: e.releaseMark(latch), Mode: mode}
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var answered, notHeld, latchedHeld, latchedReleased []int
@@ -119,6 +143,11 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 			}
 		}
 		e.releaseRest(t, op, rest, deleted)
+		for _, j := range answered {
+			if t.replies[j].Others {
+				return ReleasedShared, nil // a read-write lock others hold
+			}
+		}
 		return Released, nil
 	}
 	// Still held with before-1 holds: set every answering node that held it
@@ -138,7 +167,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 		}
 	}
 	if len(off) > 0 {
-		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: e.PaddedTTL(ttl), Aux: latch, AuxTTL: latchTTL, Mark: op.Mark}
+		set := Op{Kind: OpHashSetHolds, Key: key, Value: owner, N: before - 1, TTL: padded, Aux: latch, AuxTTL: latchTTL, Mark: op.Mark, Mode: mode}
 		fix := e.start(off, set, e.opts.NodeTimeout, false)
 		fix.drain()
 		level += fix.nYes
@@ -160,7 +189,7 @@ func (e *Engine) ReleaseHash(ctx context.Context, key, owner string, ttl time.Du
 // paused past the node timeout, answered 1 and left the lock taken for its
 // lease plus its delay).
 func (e *Engine) releaseRest(t *round, op Op, rest []int, deleted int) {
-	unhold := Op{Kind: OpHashUnhold, Key: op.Key, Value: op.Value, Aux: op.Aux, AuxTTL: op.AuxTTL}
+	unhold := Op{Kind: OpHashUnhold, Key: op.Key, Value: op.Value, Aux: op.Aux, AuxTTL: op.AuxTTL, Mode: op.Mode}
 	if deleted >= e.quorum {
 		e.rollback(unhold, rest)
 		e.unmarkLate(t, op, e.unmark(t, op))

@@ -42,6 +42,13 @@ func WriterKey(counter string) string { return InternalPrefix + "w:" + counter }
 func QueueKey(key string) string      { return InternalPrefix + "q:" + key }
 func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 
+// HoldersKey is the set of holders of read-write lock key (Redisson's
+// RReadWriteLock), each with the end of its window (holder -> the
+// backend's Unix ms): readers share the lock and each one's hold expires
+// at its own time, as one key's would; the lock's hash lives as long as
+// its last holder.
+func HoldersKey(key string) string { return InternalPrefix + "h:" + key }
+
 // MetaKey is the key that notes who wrote lock key, and how padded.
 func MetaKey(key string) string { return metaPrefix + key }
 
@@ -56,7 +63,7 @@ func PinKey(key string) string { return InternalPrefix + "x:" + key }
 // database 0 (SELECT n): NamespaceKey(n, key) is "__redlock:db<n>:" + key.
 // They are clients' keys, not the engine's: locks, notes, counters and
 // queues work on them as on any key. The engine's own names never start
-// with it (m:, w:, q:, ql:, x:, intact, counters, token, max_ttl), and a
+// with it (m:, w:, q:, ql:, x:, h:, intact, counters, token, max_ttl), and a
 // proxy refuses every client name under InternalPrefix, so the mapping is
 // injective: no client key of database 0 is a key of another database.
 const DBPrefix = InternalPrefix + "db"

@@ -166,6 +166,12 @@ type Op struct {
 	// Mark is an OpDelIfEq's release id: where the lock's note outlives
 	// it, the note is kept, marked with it, until the release succeeded.
 	Mark string
+	// Mode makes a hash lock op one of a read-write lock's (Redisson's
+	// RReadWriteLock): "read" or "write". A node tells a read-write lock by
+	// its hash's mode field, so only an op that may create one (a grant, a
+	// repair of a free node) or must not touch a plain one (a release) says
+	// which; see HoldersKey.
+	Mode string
 	N    int64
 	// Round identifies the round that writes (acquire, overwrite): kept
 	// beside the key, so that a rollback (OpUndo) removes only its own
@@ -191,7 +197,10 @@ type Reply struct {
 	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token; OpDelIfEq with Mark: the note was kept, marked
 	Each  *[]bool   // OpRenew: per lease, whether it was extended
 	Notes *[]string // OpRenew: per lease extended, the token part of its note there ("", "<token>", "=<token>"; "0": none yet)
-	Err   error
+	// Others: OpHashRelease gave up the owner's last hold where other
+	// holders of a read-write lock keep it.
+	Others bool
+	Err    error
 }
 
 // Entry is one node's view of a key.

@@ -5,13 +5,25 @@
 -- While a note exists without its lock (this hash lock's, or a string lock's: acquire.lua),
 -- that lock expired unreleased (or a release did not succeed yet) and its lock-delay runs,
 -- so a free key is not taken, as acquire.lua refuses it.
--- With KEYS[3] (a fencing token counter), a grant also increments it, lists it in
--- the set of counters KEYS[4] so that a repair can find it, and notes its round
--- ARGV[3] as the counter's last writer in KEYS[5].
+-- ARGV[5] "read" or "write" takes a read-write lock (rwlock.lua; KEYS[3] its holders): a read
+-- where it is free, read, or written by the reader's own thread (its writer ARGV[1]..":write"
+-- holds it); a write where it is free or the writer's own. Each hold sets the holder's end to
+-- ARGV[2] ms from now, never earlier. A plain hash lock's owner re-enters a read-write lock
+-- it holds, and nothing else: a read or write of a plain hash lock is refused as taken.
+-- With KEYS[4] (a fencing token counter), a grant also increments it, lists it in
+-- the set of counters KEYS[5] so that a repair can find it, and notes its round
+-- ARGV[3] as the counter's last writer in KEYS[6].
 -- The last key is the lock's queue of waiters (LOCK.ACQUIRE ... WAIT): while it exists a
 -- free lock is not taken (the owner re-enters a lock it holds): it is a waiter's turn.
 -- Returns {1, holds, token or 0} when held now, {0, pttl, 0} when another owner holds it
 -- (or waiters queue: the queue's PTTL; or a lock-delay runs: the note's PTTL).
+if ARGV[1] == "mode" then
+  return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner
+end
+local mode, rw = ARGV[5] or "", rwMode(KEYS[1])
+if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+  rw = nil -- every holder's window ended
+end
 local free = redis.call("EXISTS", KEYS[1]) == 0
 if free and redis.call("EXISTS", KEYS[#KEYS]) == 1 then
   return {0, redis.call("PTTL", KEYS[#KEYS]), 0}
@@ -19,21 +31,41 @@ end
 if free and redis.call("EXISTS", KEYS[2]) == 1 then
   return {0, redis.call("PTTL", KEYS[2]), 0}
 end
-if free or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
-  local n = redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
-  local ms, delay = tonumber(ARGV[2]), tonumber(ARGV[4]) or 0
+local ok
+if rw or mode ~= "" and not free then
+  ok = rw and (mode == "read" and (rw == "read" or rwHolds(KEYS[1], ARGV[1] .. ":write"))
+    or mode == "write" and rw == "write" and rwHolds(KEYS[1], ARGV[1])
+    or mode == "" and rwHolds(KEYS[1], ARGV[1]))
+else
+  ok = free or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1
+end
+if not ok then
+  return {0, redis.call("PTTL", KEYS[1]), 0}
+end
+local ms, delay = tonumber(ARGV[2]), tonumber(ARGV[4]) or 0
+if free and mode ~= "" then
+  redis.call("HSET", KEYS[1], "mode", mode)
+  rw = mode
+end
+local n = redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
+if rw then
+  rwEnd(KEYS[3], ARGV[1], ms, false)
+  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+  if delay > 0 then
+    noteAfter(KEYS[1], KEYS[2], "#" .. delay, ms, delay) -- notelead.lua
+  end
+else
   redis.call("PEXPIRE", KEYS[1], ms)
   if delay > 0 then
     noteAfter(KEYS[1], KEYS[2], "#" .. delay, ms, delay) -- notelead.lua
   else
     followHash(KEYS[1], KEYS[2], ms) -- hashnote.lua
   end
-  local token = 0
-  if #KEYS > 3 then
-    token = redis.call("INCR", KEYS[3])
-    redis.call("SADD", KEYS[4], KEYS[3])
-    redis.call("SET", KEYS[5], ARGV[3])
-  end
-  return {1, n, token}
 end
-return {0, redis.call("PTTL", KEYS[1]), 0}
+local token = 0
+if #KEYS > 4 then
+  token = redis.call("INCR", KEYS[4])
+  redis.call("SADD", KEYS[5], KEYS[4])
+  redis.call("SET", KEYS[6], ARGV[3])
+end
+return {1, n, token}

@@ -5,9 +5,25 @@
 -- "set", exactly ARGV[1] as PEXPIRE does (where force release is allowed anyway); "min", only
 -- shorter (PEXPIRE's LT). Only a hash with a TTL (a Redisson lock) is touched. Its note KEYS[2]
 -- (a lock-delay) follows the TTL set (hashnote.lua).
+-- A read-write lock (rwlock.lua; KEYS[3] its holders) has each holder's window set so.
 -- Returns 1 when the lock is there and its TTL was set or already as asked; else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "hash" then
   return 0
+end
+if rwMode(KEYS[1]) then
+  if rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+    return 0
+  end
+  local e, opt = rwNow() + tonumber(ARGV[1]), ({max = "GT", min = "LT"})[ARGV[2]]
+  for _, h in ipairs(redis.call("ZRANGE", KEYS[3], 0, -1)) do
+    if opt then
+      redis.call("ZADD", KEYS[3], opt, e, h)
+    else
+      redis.call("ZADD", KEYS[3], e, h)
+    end
+  end
+  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+  return 1
 end
 local ttl = redis.call("PTTL", KEYS[1])
 if ttl <= 0 then

@@ -1,6 +1,6 @@
 -- Gives up one hold of owner ARGV[1] on hash lock KEYS[1]; ARGV[2] is the TTL in ms
 -- kept while holds remain (the lock's note KEYS[2], a lock-delay, follows it: hashnote.lua).
--- With KEYS[3] (an unlock latch), the result is kept there for ARGV[3] ms and a repeated
+-- With KEYS[4] (an unlock latch), the result is kept there for ARGV[3] ms and a repeated
 -- call returns it instead of giving up another hold, its third element 1 where the latch
 -- says released (1) and the note is still the mark ARGV[4] left (a retry has its first
 -- attempt's id: the release deleted the lock here), or where it says still held (0) and the
@@ -9,45 +9,79 @@
 -- "!<id>#<delay>" with its TTL, as delifeq.lua does: this node cannot tell whether the
 -- release will succeed on a quorum, and only then is the lock free at once (unmark.lua);
 -- unmarked, the note goes with the hash.
--- Returns {result, holds before, 1 if the note was kept marked}: result 1 released
--- (deleted), 0 still held, -1 held by another owner, -2 absent; holds before is -1 when
--- answered from the latch.
-if #KEYS > 2 then
-  local v = redis.call("GET", KEYS[3])
+-- A read-write lock (rwlock.lua; KEYS[3] its holders) loses the owner's hold; the owner's end
+-- becomes ARGV[2] ms from now while it holds it still (0: stays), and the hash is deleted only
+-- when no holder is left; a writer's last hold leaves the lock read where its thread reads it.
+-- ARGV[5] "read" or "write": a release of a read-write lock, which finds a plain hash lock
+-- absent.
+-- Returns {result, holds before, flags}: result 1 released (the owner's last hold), 0 still
+-- held, -1 held by another owner, -2 absent; holds before is -1 when answered from the latch;
+-- flags 1: the note was kept marked (or, from the latch, see above), 2: other holders of a
+-- read-write lock keep it here.
+if #KEYS > 3 then
+  local v = redis.call("GET", KEYS[4])
   if v then
     local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[4] or "") .. "#"
     if v == "1" and ARGV[4] and ARGV[4] ~= "" and note and string.sub(note, 1, #mark) == mark then
       return {1, -1, 1}
     end
-    if v == "0" and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
+    if v == "0" and redis.call("TYPE", KEYS[1])["ok"] == "hash" and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
       return {0, -1, 1}
     end
     return {tonumber(v), -1, 0}
   end
 end
-if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
+local rw = rwMode(KEYS[1])
+if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+  return {-2, 0, 0}
+end
+if not rw and (ARGV[5] or "") ~= "" then
+  if redis.call("EXISTS", KEYS[1]) == 0 then
+    return {-2, 0, 0}
+  end
+  return {-1, 0, 0} -- a plain hash lock (or another key): not this read-write lock's
+end
+if ARGV[1] == "mode" or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
   if redis.call("EXISTS", KEYS[1]) == 0 then
     return {-2, 0, 0}
   end
   return {-1, 0, 0}
 end
-local result, marked = 1, 0
+local result, flags = 1, 0
 local left = redis.call("HINCRBY", KEYS[1], ARGV[1], -1)
+local ms = tonumber(ARGV[2])
 if left > 0 then
-  redis.call("PEXPIRE", KEYS[1], ARGV[2])
-  followHash(KEYS[1], KEYS[2], tonumber(ARGV[2])) -- hashnote.lua
+  if rw then
+    if ms > 0 then
+      rwEnd(KEYS[3], ARGV[1], ms, true)
+    end
+    rwSettle(KEYS[1], KEYS[2], KEYS[3])
+  else
+    redis.call("PEXPIRE", KEYS[1], ms)
+    followHash(KEYS[1], KEYS[2], ms) -- hashnote.lua
+  end
   result = 0
 else
-  local delay = hashDelay(redis.call("GET", KEYS[2]))
-  if delay and ARGV[4] and ARGV[4] ~= "" then
-    redis.call("SET", KEYS[2], "!" .. ARGV[4] .. "#" .. delay, "KEEPTTL")
-    marked = 1
-  elseif delay then
-    redis.call("DEL", KEYS[2])
+  local others = 0
+  if rw then
+    redis.call("HDEL", KEYS[1], ARGV[1])
+    redis.call("ZREM", KEYS[3], ARGV[1])
+    others = rwSettle(KEYS[1], KEYS[2], KEYS[3])
   end
-  redis.call("DEL", KEYS[1])
+  if others > 0 then
+    flags = 2
+  else
+    local delay = hashDelay(redis.call("GET", KEYS[2]))
+    if delay and ARGV[4] and ARGV[4] ~= "" then
+      redis.call("SET", KEYS[2], "!" .. ARGV[4] .. "#" .. delay, "KEEPTTL")
+      flags = 1
+    elseif delay then
+      redis.call("DEL", KEYS[2])
+    end
+    redis.call("DEL", KEYS[1])
+  end
 end
-if #KEYS > 2 then
-  redis.call("SET", KEYS[3], result, "PX", ARGV[3])
+if #KEYS > 3 then
+  redis.call("SET", KEYS[4], result, "PX", ARGV[3])
 end
-return {result, left + 1, marked}
+return {result, left + 1, flags}

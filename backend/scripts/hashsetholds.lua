@@ -3,8 +3,20 @@
 -- or where the key is free and has no note (never over another owner, nor inside a lock-delay,
 -- as hashacquire.lua), but for the mark of release ARGV[6] (it gave up the owner's last hold
 -- here while the owner kept the lock elsewhere): its note KEYS[2] follows (hashnote.lua).
--- With KEYS[3] (an unlock latch), where it set them, the latch records ARGV[5] for ARGV[4] ms,
+-- A read-write lock (rwlock.lua; KEYS[3] its holders) takes a reader's holds where it is read
+-- too, and a writer's where only the writer's own thread holds it (it becomes "write"); the
+-- holder's end becomes ARGV[3] ms from now (0: stays, and a free key is not set); ARGV[7]
+-- "read" or "write" makes a free key that read-write lock.
+-- With KEYS[4] (an unlock latch), where it set them, the latch records ARGV[5] for ARGV[4] ms,
 -- the result the quorum answered (a refused repair claims nothing). Returns 1 when set, else 0.
+local owner, ms, mode = ARGV[1], tonumber(ARGV[3]), ARGV[7] or ""
+if owner == "mode" then
+  return 0
+end
+local rw = rwMode(KEYS[1])
+if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+  rw = nil
+end
 local free = redis.call("EXISTS", KEYS[1]) == 0
 if free then
   local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[6] or "") .. "#"
@@ -12,13 +24,40 @@ if free then
     return 0
   end
 end
-if free or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
-  redis.call("HSET", KEYS[1], ARGV[1], ARGV[2])
-  redis.call("PEXPIRE", KEYS[1], ARGV[3])
-  followHash(KEYS[1], KEYS[2], tonumber(ARGV[3]))
-  if #KEYS > 2 then
-    redis.call("SET", KEYS[3], ARGV[5], "PX", ARGV[4])
+if rw or mode ~= "" then
+  local ok = free and ms > 0 or rw and rwHolds(KEYS[1], owner)
+  if not ok and rw and ms > 0 then
+    if rwWriter(owner) then
+      ok = true -- only the writer's own thread may hold it
+      for _, f in ipairs(redis.call("HKEYS", KEYS[1])) do
+        ok = ok and (f == "mode" or f .. ":write" == owner)
+      end
+      if ok then
+        redis.call("HSET", KEYS[1], "mode", "write")
+      end
+    else
+      ok = rw == "read"
+    end
   end
-  return 1
+  if not ok then
+    return 0
+  end
+  if free then
+    redis.call("HSET", KEYS[1], "mode", mode)
+  end
+  redis.call("HSET", KEYS[1], owner, ARGV[2])
+  if ms > 0 then
+    rwEnd(KEYS[3], owner, ms, true)
+  end
+  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+elseif free or redis.call("HEXISTS", KEYS[1], owner) == 1 then
+  redis.call("HSET", KEYS[1], owner, ARGV[2])
+  redis.call("PEXPIRE", KEYS[1], ms)
+  followHash(KEYS[1], KEYS[2], ms)
+else
+  return 0
 end
-return 0
+if #KEYS > 3 then
+  redis.call("SET", KEYS[4], ARGV[5], "PX", ARGV[4])
+end
+return 1

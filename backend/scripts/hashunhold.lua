@@ -5,20 +5,36 @@
 -- (hashrelease.lua), and answers 1 where it finds that mark (the release deleted the lock
 -- here before); a release's mark stays for that release to remove. ARGV[2] "probe" only
 -- asks that (it writes nothing, and never touches a hold: the owner may hold the lock
--- again by a later grant). With KEYS[3] (an unlock latch), the latch records ARGV[4] for
--- ARGV[3] ms, the result the quorum answered. Returns 1 when the key was deleted, else 0.
+-- again by a later grant). With KEYS[4] (an unlock latch), the latch records ARGV[4] for
+-- ARGV[3] ms, the result the quorum answered. A read-write lock (rwlock.lua; KEYS[3] its
+-- holders) loses the owner's holds, and the hash goes only with its last holder.
+-- Returns 1 when the owner's holds were deleted, else 0.
 local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[5] or "") .. "#"
 local markedHere = ARGV[5] and ARGV[5] ~= "" and note and string.sub(note, 1, #mark) == mark
+local holds = function()
+  return ARGV[1] ~= "mode" and redis.call("TYPE", KEYS[1])["ok"] == "hash" and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1
+end
 if ARGV[2] == "probe" then
-  return markedHere and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 and 1 or 0
+  return markedHere and not holds() and 1 or 0
 end
-if #KEYS > 2 then
-  redis.call("SET", KEYS[3], ARGV[4], "PX", ARGV[3])
+if #KEYS > 3 then
+  redis.call("SET", KEYS[4], ARGV[4], "PX", ARGV[3])
 end
-if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
+local rw = rwMode(KEYS[1])
+if rw then
+  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+end
+if not holds() then
   return markedHere and 1 or 0 -- release ARGV[5] deleted it here before (its mark says so)
 end
 if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
+  if rw then
+    redis.call("HDEL", KEYS[1], ARGV[1])
+    redis.call("ZREM", KEYS[3], ARGV[1])
+    if rwSettle(KEYS[1], KEYS[2], KEYS[3]) > 0 then
+      return 1 -- other holders keep the lock
+    end
+  end
   if note and string.sub(note, 1, 1) == "#" and ARGV[5] and ARGV[5] ~= "" then
     redis.call("SET", KEYS[2], "!" .. ARGV[5] .. note, "KEEPTTL")
   elseif note and string.sub(note, 1, 1) == "#" then
@@ -26,5 +42,8 @@ if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
   end
   redis.call("DEL", KEYS[1])
   return 1
+end
+if rw then
+  rwSettle(KEYS[1], KEYS[2], KEYS[3])
 end
 return 0

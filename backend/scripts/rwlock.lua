@@ -1,0 +1,65 @@
+-- Prelude of the hash lock scripts, after hashnote.lua: read-write locks (Redisson's
+-- RReadWriteLock). Such a hash has a field "mode", "read" or "write", beside its holders' hold
+-- counts; a writer's name is its thread's reader name with ":write" after it. Readers share the
+-- lock; a writer holds it alone, but for its own thread's reads. Each holder's window ends at its
+-- own time, kept in the holders set hs (KEYS[3], quorum.HoldersKey: holder -> the end, in this
+-- server's Unix ms); the hash and the set live as long as the last holder, and the note (a
+-- lock-delay: hashnote.lua) follows them.
+-- rwMode(key) is the hash's mode: nil for a plain reentrant lock, another type, or no key.
+-- rwSettle(key, meta, hs) drops the holders whose windows ended (their holds expired, as a key
+-- does) or that have no end, makes a lock whose writer is gone "read", and sets the TTLs of the
+-- hash and the set to the last holder's end, the note following; returns how many holders are
+-- left (0: the hash and the set are deleted and the note is left as it is, expired unreleased).
+-- rwEnd(hs, owner, ms, exact) sets owner's end ms from now: never earlier than it was, unless
+-- exact (the owner's own renewal or unlock sets it as asked). rwHolds(key, owner) is whether owner
+-- holds it. rwWriter(name) is whether name is a writer's.
+local function rwNow()
+  local t = redis.call("TIME")
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function rwMode(key)
+  if redis.call("TYPE", key)["ok"] ~= "hash" then
+    return nil
+  end
+  return redis.call("HGET", key, "mode") or nil
+end
+local function rwWriter(name)
+  return string.sub(name, -6) == ":write"
+end
+local function rwHolds(key, owner)
+  return owner ~= "mode" and redis.call("HEXISTS", key, owner) == 1
+end
+local function rwSettle(key, meta, hs)
+  local now = rwNow()
+  local left, writer = 0, false
+  for _, f in ipairs(redis.call("HKEYS", key)) do
+    if f ~= "mode" then
+      local e = tonumber(redis.call("ZSCORE", hs, f) or "0")
+      if e > now then
+        left = left + 1
+        writer = writer or rwWriter(f)
+      else
+        redis.call("HDEL", key, f)
+        redis.call("ZREM", hs, f)
+      end
+    end
+  end
+  if left == 0 then
+    redis.call("DEL", key, hs)
+    return 0
+  end
+  if not writer and redis.call("HGET", key, "mode") == "write" then
+    redis.call("HSET", key, "mode", "read")
+  end
+  local last = tonumber(redis.call("ZRANGE", hs, -1, -1, "WITHSCORES")[2])
+  redis.call("PEXPIREAT", key, last)
+  redis.call("PEXPIREAT", hs, last)
+  followHash(key, meta, last - now) -- hashnote.lua
+  return left
+end
+local function rwEnd(hs, owner, ms, exact)
+  local e = rwNow() + ms
+  if exact or e > tonumber(redis.call("ZSCORE", hs, owner) or "0") then
+    redis.call("ZADD", hs, e, owner)
+  end
+end
