@@ -1,11 +1,7 @@
 package e2e
 
 import (
-	"bufio"
-	"crypto/sha1"
-	"encoding/hex"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
-	"github.com/redlock-proxy/redlock-proxy/internal/resp"
 	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
 )
 
@@ -26,23 +21,11 @@ func recordedScript(t *testing.T, file, sha string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range tr.Events {
-		if e.Send == "" || !strings.HasPrefix(strings.ToUpper(e.Send[:min(len(e.Send), 16)]), "*") {
-			continue
-		}
-		v, err := resp.Read(bufio.NewReader(strings.NewReader(e.Send)))
-		if err != nil {
-			continue
-		}
-		if args := v.Args(); len(args) > 1 && strings.EqualFold(args[0], "EVAL") {
-			h := sha1.Sum([]byte(args[1]))
-			if hex.EncodeToString(h[:]) == sha {
-				return args[1]
-			}
-		}
+	text, ok := tr.Script(sha)
+	if !ok {
+		t.Fatalf("%s has no EVAL of %s", file, sha)
 	}
-	t.Fatalf("%s has no EVAL of %s", file, sha)
-	return ""
+	return text
 }
 
 // rwScripts are Redisson 3.52's RReadWriteLock scripts, from its recorded

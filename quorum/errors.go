@@ -36,6 +36,12 @@ var (
 	// owner that arrived after it (a later request, answered or on its
 	// way): it moved nothing (Reattach).
 	ErrSuperseded = errors.New("superseded by a later re-attach")
+	// ErrWriterName: a read-write lock's writer whose name does not end in
+	// ":write" (AcquireRW): a node tells a writer by its name.
+	ErrWriterName = errors.New("quorum: a read-write lock's writer is named <thread>:write")
+	// ErrModeOwner: a hash lock's owner named "mode", the field that holds
+	// a read-write lock's mode.
+	ErrModeOwner = errors.New(`quorum: "mode" is a read-write lock's field, never an owner`)
 	// ErrInvalidTTL: a TTL that is not positive.
 	ErrInvalidTTL = errors.New("quorum: ttl must be positive")
 	// ErrTTLTooLong: a TTL above the engine's maximum (WithMaxTTL).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -50,11 +51,14 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 // RReadWriteLock) for owner, reading or writing, with AcquireHash's rules
 // (no token). Readers share it; a writer holds it alone but for its own
 // thread's reads (owner + ":write" is the writer's name of reader owner's
-// thread). A node grants a read where the lock is free, read, or written by
+// thread; a writer's name that does not end so is ErrWriterName). A node grants a read where the lock is free, read, or written by
 // the reader's own thread, and a write where it is free or the writer's own;
 // any two quorums share a node, where these exclude each other (Read-write
 // locks in doc.go). Each holder's hold ends at its own time (HoldersKey).
 func (e *Engine) AcquireRW(ctx context.Context, key, owner string, write bool, ttl time.Duration) (Grant, error) {
+	if write && !strings.HasSuffix(owner, ":write") {
+		return Grant{}, ErrWriterName
+	}
 	return e.acquireHash(ctx, key, owner, ttl, "", rwMode(write))
 }
 
@@ -68,6 +72,9 @@ func rwMode(write bool) string {
 func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey, mode string) (Grant, error) {
 	if err := reservedKey(key, tokenKey); err != nil {
 		return Grant{}, err
+	}
+	if owner == "mode" {
+		return Grant{}, ErrModeOwner
 	}
 	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, AuxTTL: e.opts.LockDelay, Round: e.newRoundID(), Mode: mode}, ttl)
 	if err != nil {

@@ -9,7 +9,8 @@
 -- where it is free, read, or written by the reader's own thread (its writer ARGV[1]..":write"
 -- holds it); a write where it is free or the writer's own. Each hold sets the holder's end to
 -- ARGV[2] ms from now, never earlier. A plain hash lock's owner re-enters a read-write lock
--- it holds, and nothing else: a read or write of a plain hash lock is refused as taken.
+-- it holds, and nothing else: a read or write of a plain hash lock is refused as taken. While
+-- the lock-delay of a holder whose window ended unreleased runs (rwPending), no new holder enters.
 -- With KEYS[4] (a fencing token counter), a grant also increments it, lists it in
 -- the set of counters KEYS[5] so that a repair can find it, and notes its round
 -- ARGV[3] as the counter's last writer in KEYS[6].
@@ -17,8 +18,8 @@
 -- free lock is not taken (the owner re-enters a lock it holds): it is a waiter's turn.
 -- Returns {1, holds, token or 0} when held now, {0, pttl, 0} when another owner holds it
 -- (or waiters queue: the queue's PTTL; or a lock-delay runs: the note's PTTL).
-if ARGV[1] == "mode" then
-  return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner
+if ARGV[1] == "mode" or ARGV[5] == "write" and not rwWriter(ARGV[1]) then
+  return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner; a writer is "<thread>:write"
 end
 local mode, rw = ARGV[5] or "", rwMode(KEYS[1])
 if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
@@ -41,6 +42,10 @@ else
 end
 if not ok then
   return {0, redis.call("PTTL", KEYS[1]), 0}
+end
+local pend = rw and not free and not rwHolds(KEYS[1], ARGV[1]) and rwPending(KEYS[3])
+if pend then
+  return {0, pend - rwNow(), 0} -- a holder's window ended unreleased: its lock-delay runs
 end
 local ms, delay = tonumber(ARGV[2]), tonumber(ARGV[4]) or 0
 if free and mode ~= "" then

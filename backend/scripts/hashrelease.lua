@@ -71,13 +71,7 @@ else
   if others > 0 then
     flags = 2
   else
-    local delay = hashDelay(redis.call("GET", KEYS[2]))
-    if delay and ARGV[4] and ARGV[4] ~= "" then
-      redis.call("SET", KEYS[2], "!" .. ARGV[4] .. "#" .. delay, "KEEPTTL")
-      flags = 1
-    elseif delay then
-      redis.call("DEL", KEYS[2])
-    end
+    flags = rwFree(KEYS[2], KEYS[3], ARGV[4])
     redis.call("DEL", KEYS[1])
   end
 end

@@ -35,10 +35,8 @@ if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
       return 1 -- other holders keep the lock
     end
   end
-  if note and string.sub(note, 1, 1) == "#" and ARGV[5] and ARGV[5] ~= "" then
-    redis.call("SET", KEYS[2], "!" .. ARGV[5] .. note, "KEEPTTL")
-  elseif note and string.sub(note, 1, 1) == "#" then
-    redis.call("DEL", KEYS[2])
+  if note and string.sub(note, 1, 1) == "#" then
+    rwFree(KEYS[2], KEYS[3], ARGV[5])
   end
   redis.call("DEL", KEYS[1])
   return 1

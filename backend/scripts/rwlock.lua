@@ -9,7 +9,12 @@
 -- rwSettle(key, meta, hs) drops the holders whose windows ended (their holds expired, as a key
 -- does) or that have no end, makes a lock whose writer is gone "read", and sets the TTLs of the
 -- hash and the set to the last holder's end, the note following; returns how many holders are
--- left (0: the hash and the set are deleted and the note is left as it is, expired unreleased).
+-- left (0: the hash is deleted, and the note is left as it is, expired unreleased).
+-- A holder whose window ended unreleased while others hold the lock leaves its lock-delay in
+-- the set (member "mode", never an owner: its end): until then no new holder enters
+-- (hashacquire.lua, rwPending), and rwFree(meta, hs, mark), when the last holder gives the lock
+-- up, keeps the note until then; else it marks the note with release id mark, or deletes it, as
+-- a plain hash lock's release does (hashrelease.lua), answering 1 where it marked it.
 -- rwEnd(hs, owner, ms, exact) sets owner's end ms from now: never earlier than it was, unless
 -- exact (the owner's own renewal or unlock sets it as asked). rwHolds(key, owner) is whether owner
 -- holds it. rwWriter(name) is whether name is a writer's.
@@ -31,31 +36,63 @@ local function rwHolds(key, owner)
 end
 local function rwSettle(key, meta, hs)
   local now = rwNow()
-  local left, writer = 0, false
+  local left, writer, last, pend = 0, false, 0, tonumber(redis.call("ZSCORE", hs, "mode") or "0")
+  local d = hashDelay(redis.call("GET", meta)) or 0
   for _, f in ipairs(redis.call("HKEYS", key)) do
     if f ~= "mode" then
       local e = tonumber(redis.call("ZSCORE", hs, f) or "0")
       if e > now then
-        left = left + 1
+        left, last = left + 1, math.max(last, e)
         writer = writer or rwWriter(f)
       else
         redis.call("HDEL", key, f)
         redis.call("ZREM", hs, f)
+        if e > 0 and d > 0 then
+          pend = math.max(pend, e + d) -- its window ended unreleased: its lock-delay runs
+        end
       end
     end
   end
   if left == 0 then
     redis.call("DEL", key, hs)
+    if pend > now then
+      redis.call("ZADD", hs, pend, "mode")
+      redis.call("PEXPIREAT", hs, pend)
+    end
     return 0
+  end
+  if pend > now then
+    redis.call("ZADD", hs, pend, "mode")
+  else
+    redis.call("ZREM", hs, "mode")
   end
   if not writer and redis.call("HGET", key, "mode") == "write" then
     redis.call("HSET", key, "mode", "read")
   end
-  local last = tonumber(redis.call("ZRANGE", hs, -1, -1, "WITHSCORES")[2])
   redis.call("PEXPIREAT", key, last)
-  redis.call("PEXPIREAT", hs, last)
+  redis.call("PEXPIREAT", hs, math.max(last, pend))
   followHash(key, meta, last - now) -- hashnote.lua
   return left
+end
+local function rwPending(hs)
+  local p = tonumber(redis.call("ZSCORE", hs, "mode") or "0")
+  if p > rwNow() then
+    return p
+  end
+  return nil
+end
+local function rwFree(meta, hs, mark)
+  local d, p = hashDelay(redis.call("GET", meta)), rwPending(hs)
+  if d and p then
+    redis.call("SET", meta, "#" .. d, "PXAT", p)
+    return 0
+  elseif d and mark and mark ~= "" then
+    redis.call("SET", meta, "!" .. mark .. "#" .. d, "KEEPTTL")
+    return 1
+  elseif d then
+    redis.call("DEL", meta)
+  end
+  return 0
 end
 local function rwEnd(hs, owner, ms, exact)
   local e = rwNow() + ms

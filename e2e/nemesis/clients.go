@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/history"
+	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
 )
 
 // The canonical compare-and-delete and compare-and-PEXPIRE scripts.
@@ -22,8 +23,14 @@ const (
 )
 
 // scripts are Redisson's lock scripts as the proxy's recorded client
-// scripts hold them (proxy/clientscripts, checked against the transcripts).
-type scripts struct{ lock, unlock, renew string }
+// scripts hold them (proxy/clientscripts, checked against the transcripts),
+// and its RReadWriteLock's as its recorded sessions sent them
+// (compat/transcripts): read and write lock and unlock (3.52), the
+// reader's renewal (3.23; the writer renews with RLock's).
+type scripts struct {
+	lock, unlock, renew                                     string
+	rwRead, rwWrite, rwReadUnlock, rwWriteUnlock, rwRenewRd string
+}
 
 func loadScripts(root string) (scripts, error) {
 	var s scripts
@@ -34,6 +41,22 @@ func loadScripts(root string) (scripts, error) {
 		}
 		*dst = string(b)
 	}
+	for file, shas := range map[string]map[string]*string{
+		"redisson-3.52.0-rwlock.jsonl": {"95553a6ff11176c18e71344e89d116b06fd6f753": &s.rwRead, "6306ba3bf1f563b284bed52d305fce615c6664d9": &s.rwWrite,
+			"6e1b10e11ac0a3ed8e902562ecd32ce01b553039": &s.rwReadUnlock, "21f5fb0f8ddfa9be5c3e0c9757c128796add75c6": &s.rwWriteUnlock},
+		"redisson-3.23.4-rwlock.jsonl": {"6563941ff57e01b8cf61e86907b80686438a2f74": &s.rwRenewRd},
+	} {
+		tr, err := transcript.Load(filepath.Join(root, "compat", "transcripts", file))
+		if err != nil {
+			return s, err
+		}
+		for sha, dst := range shas {
+			var ok bool
+			if *dst, ok = tr.Script(sha); !ok {
+				return s, fmt.Errorf("%s has no EVAL of %s", file, sha)
+			}
+		}
+	}
 	return s, nil
 }
 
@@ -43,6 +66,7 @@ type world struct {
 	addrs    []string // the replicas
 	keys     []string // string locks: plain and native clients
 	hashKeys []string // Redisson's hash locks (a hash on a string lock's key is WRONGTYPE)
+	rwKeys   []string // Redisson's read-write locks
 	scripts  scripts
 	delay    time.Duration // native locks' lock-delay (Op.Delay)
 	libDelay time.Duration // SET NX PX and Redisson locks' lock-delay (Op.Delay)
@@ -65,9 +89,10 @@ const (
 	Plain    = "plain"    // SET NX PX, compare-and-delete EVAL, compare-and-PEXPIRE EVAL, LOCK.TOKEN
 	Redisson = "redisson" // Redisson's hash lock, unlock and renewal scripts
 	Native   = "native"   // LOCK.ACQUIRE [WAIT] [SESSION], LOCK.EXTEND, LOCK.RELEASE, LOCK.TOKEN
+	RWLock   = "rwlock"   // Redisson's RReadWriteLock: read or write lock, renewal and unlock scripts
 )
 
-var clientKinds = []string{Plain, Redisson, Native}
+var clientKinds = []string{Plain, Redisson, Native, RWLock}
 
 func newClient(w *world, kind string, n int, seed uint64) *client {
 	c := &client{w: w, name: fmt.Sprintf("%s%d", kind, n), kind: kind, rng: rand.New(rand.NewPCG(seed, uint64(n)))}
@@ -99,8 +124,11 @@ func (c *client) run() {
 	for !c.stopped() {
 		c.seq++
 		key := c.w.keys[c.rng.IntN(len(c.w.keys))]
-		if c.kind == Redisson {
+		switch c.kind {
+		case Redisson:
 			key = c.w.hashKeys[c.rng.IntN(len(c.w.hashKeys))]
+		case RWLock:
+			key = c.w.rwKeys[c.rng.IntN(len(c.w.rwKeys))]
 		}
 		r := c.rng.IntN(len(c.cs))
 		owner := fmt.Sprintf("%s-%d", c.name, c.seq)
@@ -112,6 +140,8 @@ func (c *client) run() {
 			c.redisson(key, owner, r, ttl)
 		case Native:
 			c.native(key, owner, r, ttl)
+		case RWLock:
+			c.rwlock(key, owner, r, ttl)
 		}
 		c.sleep(time.Duration(c.rng.IntN(50)) * time.Millisecond)
 	}

@@ -1,7 +1,7 @@
 // Command nemesis runs a seeded, randomized schedule of faults against real
 // redis-servers and proxy replicas while many clients of every kind (plain
-// SET NX PX, Redisson's hash lock scripts, native LOCK.* with WAIT and
-// SESSION) take a few contended keys; every client operation goes into a
+// SET NX PX, Redisson's hash lock and read-write lock scripts, native LOCK.*
+// with WAIT and SESSION) take a few contended keys; every client operation goes into a
 // history (internal/history), which history.Check reads whole at the end.
 // The replicas run with a lock-delay for every kind (native_lock_delay 1 s,
 // lock_delay 500 ms) and each acquire notes it (history.Op.Delay): a lock

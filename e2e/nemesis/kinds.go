@@ -242,3 +242,58 @@ func hostile(w *world, sent, accepted *atomic.Int64) {
 		}
 	}
 }
+
+// rwlock: Redisson's RReadWriteLock, read (two in three) or write: the lock
+// script (nil: granted; a PTTL: refused), maybe the holder's renewal, then
+// the unlock script. Reads are recorded Shared: readers may overlap each
+// other, never a writer.
+func (c *client) rwlock(key, owner string, r int, ttl time.Duration) {
+	thread := "5e0f2a71-4b8c-4d2e-9f13-" + owner + ":1" // Redisson's <uuid>:<threadId>
+	write := c.rng.IntN(3) == 0
+	name, acquire, unlock, renew := thread, c.w.scripts.rwRead, c.w.scripts.rwReadUnlock, c.w.scripts.rwRenewRd
+	keys, args := []string{key, "{" + key + "}:" + thread + ":rwlock_timeout"}, []any{ttl.Milliseconds(), thread, thread + ":write"}
+	if write {
+		name, acquire, unlock, renew = thread+":write", c.w.scripts.rwWrite, c.w.scripts.rwWriteUnlock, c.w.scripts.renew
+		keys, args = []string{key}, []any{ttl.Milliseconds(), name}
+	}
+	out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: name, TTL: ttl, Delay: c.w.libDelay, Shared: !write}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+		pttl, err := c.cs[r].Eval(ctx, acquire, keys, args...).Int64()
+		switch {
+		case errors.Is(err, redis.Nil):
+			return history.OK, 0, nil
+		case err == nil && pttl >= 0:
+			return history.Taken, 0, nil
+		case err == nil:
+			return history.Unknown, 0, fmt.Errorf("pttl %d", pttl)
+		}
+		return history.Unknown, 0, err
+	})
+	if out == history.Taken {
+		return
+	}
+	c.sleep(c.holdFor(ttl) / 2)
+	if c.rng.IntN(3) == 0 {
+		c.record(history.Op{Key: key, Kind: history.Extend, Owner: name, TTL: ttl}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+			return intReply(c.cs[r].Eval(ctx, renew, []string{key, "{" + key + "}"}, ttl.Milliseconds(), name).Int64())
+		})
+	}
+	c.sleep(c.holdFor(ttl) / 2)
+	latch := fmt.Sprintf("redisson_unlock_latch:{%s}:%s", key, name)
+	ch := "redisson_rwlock:{" + key + "}"
+	c.record(history.Op{Key: key, Kind: history.Release, Owner: name}, r, func(ctx context.Context) (history.Outcome, int64, error) {
+		var res *redis.Cmd
+		if write {
+			res = c.cs[r].Eval(ctx, unlock, []string{key, ch, latch}, 1, ttl.Milliseconds(), name, "publish", 10000)
+		} else {
+			res = c.cs[r].Eval(ctx, unlock, []string{key, ch, "{" + key + "}:" + thread + ":rwlock_timeout", "{" + key + "}", latch}, 0, name, "publish", 10000)
+		}
+		n, err := res.Int64()
+		if errors.Is(err, redis.Nil) {
+			return history.NotHeld, 0, nil
+		}
+		if err == nil && n >= 0 {
+			return history.OK, 0, nil // 1: free now, 0: other readers hold it
+		}
+		return intReply(n, err)
+	})
+}

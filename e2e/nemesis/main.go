@@ -15,7 +15,7 @@ func main() {
 	flag.DurationVar(&o.dur, "for", time.Minute, "how long clients run under faults")
 	flag.IntVar(&o.replicas, "replicas", 2, "proxy replicas (processes)")
 	flag.IntVar(&o.backends, "backends", 5, "redis-servers")
-	flag.IntVar(&o.clients, "clients", 12, "clients, spread over the kinds (plain, redisson, native)")
+	flag.IntVar(&o.clients, "clients", 12, "clients, spread over the kinds (plain, redisson, native, rwlock)")
 	flag.IntVar(&o.keys, "keys", 4, "lock keys the clients contend for")
 	flag.StringVar(&o.bin, "proxy-bin", "", "the proxy binary to test (default: go build this checkout)")
 	flag.BoolVar(&o.hostile, "hostile", false, "also send commands aimed at the proxy's bookkeeping keys (__redlock:*)")

@@ -89,6 +89,7 @@ func run(o options, logf func(string, ...any)) (*result, error) {
 	for i := range o.keys {
 		w.keys = append(w.keys, fmt.Sprintf("{nem%d}", i))
 		w.hashKeys = append(w.hashKeys, fmt.Sprintf("{rnem%d}", i))
+		w.rwKeys = append(w.rwKeys, fmt.Sprintf("{rwnem%d}", i))
 	}
 	res := &result{faults: faults}
 	var wg sync.WaitGroup

@@ -95,3 +95,34 @@ func TestTightButLegal(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedHolds: a read-write lock's readers (Shared) may hold it at
+// once, and extend and release inside each other's windows; a writer
+// beside a reader, before or after it, is an overlap; a reader granted
+// inside a writer's lock-delay is one too, a reader inside a reader's not.
+func TestSharedHolds(t *testing.T) {
+	read := func(owner string, inv, ret, ttl int) Op {
+		o := op(owner, Acquire, inv, ret, OK, ttl, 0)
+		o.Shared = true
+		return o
+	}
+	delayed := func(o Op) Op { o.Delay = 500 * ms; return o }
+	for _, c := range []struct {
+		name, want string
+		ops        []Op
+	}{
+		{"readers share", "", []Op{read("A", 0, 10, 1000), read("B", 100, 110, 1000), op("B", Extend, 200, 210, OK, 1000, 0),
+			op("B", Release, 300, 310, OK, 0, 0), read("C", 400, 410, 1000)}},
+		{"a writer beside a reader", "overlap", []Op{read("A", 0, 10, 1000), op("W", Acquire, 500, 520, OK, 1000, 0)}},
+		{"a reader beside a writer", "overlap", []Op{op("W", Acquire, 0, 10, OK, 1000, 0), read("A", 500, 520, 1000)}},
+		{"a reader between two readers and a writer", "overlap", []Op{read("A", 0, 10, 5000), read("B", 20, 30, 100),
+			op("W", Acquire, 200, 210, OK, 100, 0)}},
+		{"a reader inside a writer's lock-delay", "lock-delay", []Op{delayed(op("W", Acquire, 0, 10, OK, 100, 0)), read("A", 150, 200, 100)}},
+		{"a writer inside a reader's lock-delay", "lock-delay", []Op{delayed(read("A", 0, 10, 100)), op("W", Acquire, 150, 200, OK, 100, 0)}},
+		{"a reader inside a reader's lock-delay", "", []Op{delayed(read("A", 0, 10, 100)), read("B", 150, 200, 100)}},
+	} {
+		if got := kinds(Check(c.ops, Options{})); got != c.want {
+			t.Errorf("%s: anomalies %q; want %q", c.name, got, c.want)
+		}
+	}
+}

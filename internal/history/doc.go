@@ -15,13 +15,14 @@
 // any later extend that may have (an extend may shorten a lock). An op with
 // no TTL (a session lock) holds until its release. Then:
 //
-//   - overlap: two owners' windows intersect;
+//   - overlap: two owners' windows intersect, unless both are Shared (a
+//     read-write lock's readers share it; a writer shares it with no one);
 //   - late: an OK returned after the window it granted had ended (unless
 //     Options.AllowLate: a replica paused with a request in its socket);
 //   - lock-delay: an owner granted (sent after the earlier grant returned)
 //     and answered before the earlier lock's last window end plus its Delay,
 //     when the earlier lock was granted OK, its owner sent no release and no
-//     new acquire meanwhile;
+//     new acquire meanwhile, and not both are Shared;
 //   - two-tokens: one lock (an owner's acquire and its later ops up to its next
 //     acquire) answered two different tokens (its grant's and LOCK.TOKEN's);
 //   - token-backwards: a lock granted after another's grant returned, its

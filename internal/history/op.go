@@ -47,6 +47,9 @@ type Op struct {
 	Outcome Outcome       `json:"outcome"`         //
 	Token   int64         `json:"token,omitempty"` // the fencing token answered, 0 if none
 	Error   string        `json:"error,omitempty"` // the error text of an Unknown outcome
+	// Shared: an acquire of a read-write lock's read side; shared holds
+	// may overlap each other, never another hold.
+	Shared bool `json:"shared,omitempty"`
 }
 
 // Write writes ops as JSON lines, one op per line, the form Read reads back

@@ -31,39 +31,63 @@ func (k *keyHistory) late() []Anomaly {
 	return out
 }
 
-// overlaps: two owners' windows that intersect. A sweep by start keeps the
-// window ending last and the one ending last among other owners, so every
-// window is compared with the longest-lived window of another owner.
+// overlaps: two owners' windows that intersect, unless both are shared (a
+// read-write lock's readers). A sweep by start keeps, over all windows and
+// over the exclusive ones, the window ending last and the one ending last
+// among other owners, so every exclusive window is compared with the
+// longest-lived window of another owner, and every shared one with the
+// longest-lived exclusive one.
 func (k *keyHistory) overlaps() []Anomaly {
 	ws := append([]window(nil), k.windows...)
 	sort.SliceStable(ws, func(a, b int) bool { return ws[a].start < ws[b].start })
 	var out []Anomaly
-	best, other := -1, -1 // indexes into ws
 	owner := func(n int) string { return k.holds[ws[n].hold].owner }
+	shared := func(n int) bool { return k.ops[k.holds[ws[n].hold].grant].Shared }
+	all, excl := sweep{-1, -1}, sweep{-1, -1}
 	for n, w := range ws {
-		against := -1
-		switch {
-		case best >= 0 && owner(best) != owner(n) && w.start < ws[best].end:
-			against = best
-		case other >= 0 && owner(other) != owner(n) && w.start < ws[other].end:
-			against = other
+		against := excl.against(ws, owner, n)
+		if !shared(n) {
+			against = all.against(ws, owner, n)
 		}
 		if against >= 0 {
 			a := ws[against]
 			out = append(out, k.anomaly("overlap", []int{a.op, w.op}, "%s holds from %s while %s holds until %s (%s inside)",
 				owner(n), d(w.start), owner(against), endString(a.end), d(min(a.end, w.end)-w.start)))
 		}
-		switch {
-		case best < 0 || w.end > ws[best].end:
-			if best >= 0 && owner(best) != owner(n) {
-				other = best
-			}
-			best = n
-		case owner(best) != owner(n) && (other < 0 || w.end > ws[other].end):
-			other = n
+		all.add(ws, owner, n)
+		if !shared(n) {
+			excl.add(ws, owner, n)
 		}
 	}
 	return out
+}
+
+// sweep is the window ending last so far and the one ending last among
+// other owners than its (indexes into the windows by start).
+type sweep struct{ best, other int }
+
+// against is a window of the sweep, of another owner than window n's, that
+// n starts inside, or -1.
+func (s sweep) against(ws []window, owner func(int) string, n int) int {
+	switch {
+	case s.best >= 0 && owner(s.best) != owner(n) && ws[n].start < ws[s.best].end:
+		return s.best
+	case s.other >= 0 && owner(s.other) != owner(n) && ws[n].start < ws[s.other].end:
+		return s.other
+	}
+	return -1
+}
+
+func (s *sweep) add(ws []window, owner func(int) string, n int) {
+	switch {
+	case s.best < 0 || ws[n].end > ws[s.best].end:
+		if s.best >= 0 && owner(s.best) != owner(n) {
+			s.other = s.best
+		}
+		s.best = n
+	case owner(s.best) != owner(n) && (s.other < 0 || ws[n].end > ws[s.other].end):
+		s.other = n
+	}
 }
 
 func endString(t time.Duration) string {
@@ -95,7 +119,7 @@ func (k *keyHistory) lockDelays() []Anomaly {
 		}
 		for _, b := range k.holds {
 			gb := k.ops[b.grant]
-			if b.owner == a.owner || gb.Outcome != OK || gb.Invoke <= ga.Return {
+			if b.owner == a.owner || gb.Outcome != OK || gb.Invoke <= ga.Return || ga.Shared && gb.Shared {
 				continue
 			}
 			if gb.Return >= expiry && gb.Return < expiry+ga.Delay && !k.mayHaveReleased(a.owner, ga.Invoke, gb.Return) && !k.reacquired(a.owner, ga.Invoke, gb.Return) {

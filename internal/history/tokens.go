@@ -64,7 +64,7 @@ func (k *keyHistory) answers() []Anomaly {
 		h := k.holdOf(i)
 		switch op.Outcome {
 		case OK:
-			if n := k.coveredBy(op.Owner, op.Invoke, op.Return); n >= 0 {
+			if n := k.coveredBy(op.Owner, op.Invoke, op.Return); n >= 0 && !k.bothShared(h, n) {
 				w := k.windows[n]
 				out = append(out, k.anomaly(string(op.Kind)+"-not-owner", []int{w.op, i}, "%s by %s answered OK at %s while %s held it (%s to %s)",
 					op.Kind, op.Owner, d(op.Return), k.holds[w.hold].owner, d(w.start), endString(w.end)))
@@ -89,6 +89,12 @@ func (k *keyHistory) answers() []Anomaly {
 		}
 	}
 	return out
+}
+
+// bothShared reports whether hold h and window n's hold are both a
+// read-write lock's readers (which share it).
+func (k *keyHistory) bothShared(h *hold, n int) bool {
+	return h != nil && k.ops[h.grant].Shared && k.ops[k.holds[k.windows[n].hold].grant].Shared
 }
 
 // holdOf is the hold op i belongs to, or nil.

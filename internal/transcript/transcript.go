@@ -2,9 +2,14 @@ package transcript
 
 import (
 	"bufio"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/resp"
 )
 
 // Header says what was recorded.
@@ -70,4 +75,24 @@ func Load(path string) (*Transcript, error) {
 		return nil, fmt.Errorf("%s: header needs replicas and lease_ms", path)
 	}
 	return &t, nil
+}
+
+// Script is the text of the script with SHA1 sha (lower-case hex) as the
+// client sent it by EVAL in t.
+func (t *Transcript) Script(sha string) (string, bool) {
+	for _, e := range t.Events {
+		if !strings.HasPrefix(e.Send, "*") {
+			continue
+		}
+		v, err := resp.Read(bufio.NewReader(strings.NewReader(e.Send)))
+		if err != nil {
+			continue
+		}
+		if args := v.Args(); len(args) > 1 && strings.EqualFold(args[0], "EVAL") {
+			if h := sha1.Sum([]byte(args[1])); hex.EncodeToString(h[:]) == sha {
+				return args[1], true
+			}
+		}
+	}
+	return "", false
 }
