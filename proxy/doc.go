@@ -38,9 +38,10 @@
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)
-//	lockops.go, hashops.go, multikey.go, bsm.go, registered.go, grants.go
+//	lockops.go, hashops.go, rwlock.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
-//	               scripts; registered.go: operators' scripts, in their reply convention)
+//	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
+//	               registered.go: operators' scripts, in their reply convention)
 //	sessions.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
 //	state.go, request.go, selectdb.go, scriptbook.go, families.go, options.go, limits.go, metrics.go, ...

@@ -101,7 +101,8 @@
 // cannot tell who wrote the marker or whether the writer saw the restart.
 // Only at first sight does a marker of the node's current run exempt it;
 // engines write one only on a node that counts for them, so after its
-// window from their own sight of its start.
+// window from their own sight of its start. Two configured nodes reporting
+// one run_id are one server: the second is never sent an op, never votes.
 //
 // # Bootstrap
 //
@@ -178,12 +179,11 @@
 //
 // # Waiters first
 //
-// While a key has a wait queue (Enqueue), every acquire that is not a
-// fair acquire of the queue's head is refused on each node as if the lock
-// were held: plain SET NX PX, client scripts read as acquires, Redisson's
-// hash lock (a re-entry excepted). The check is one EXISTS inside the
-// acquire script. The queue lives as long as its longest lease, so a
-// queue whose waiters all left blocks for at most one lease
+// While a key has a wait queue (Enqueue), a node refuses every acquire but
+// a fair one of the queue's head as if the lock were held (plain SET NX PX,
+// client scripts, Redisson's hash locks; a re-entry excepted), by one
+// EXISTS in the acquire script. The queue lives as long as its longest
+// lease, so a queue whose waiters all left blocks for at most one lease
 // (e2e TestPlainAcquireDoesNotOvertakeAWaiter).
 //
 // # Fencing tokens
@@ -312,33 +312,32 @@
 // one hold ahead, so the owner's last unlock answers "still held" and the
 // lock expires with its lease instead of at that unlock.
 //
-// # Duplicates
+// # Read-write locks
 //
-// Two configured nodes reporting one run_id are one server: the second is
-// never sent an operation and never votes.
+// AcquireRW: readers share a lock, a writer holds it alone (but for its
+// own thread's reads). Two grants' quorums share a node, which granted the
+// later one only once the earlier's hold had ended there: each holder's
+// hold ends at its own time (HoldersKey), at least its padded TTL. Holds
+// are levelled, rolled back and released as reentrant ones (above); a
+// holder that expired unreleased keeps its lock-delay on the nodes that
+// saw it (rwPending). Not in model/*.pml; e2e
+// TestRWLockNeverAWriterBesideAnother, the nemesis's rwlock clients.
 //
 // # Reserved keys
 //
 // Every key the engine keeps for itself starts with InternalPrefix: the
 // deployment markers, the max-TTL record, the fencing counters and their
-// set, the notes beside locks, the fair queues. Only the engine names them:
-// every operation that takes a caller's key (Acquire, Release, Read, the
-// hash and queue operations, Renew...) refuses one under the prefix with
-// ErrReserved before any node sees it. So a marker, record or counter a
+// set, the notes beside locks, read-write locks' holders, the fair queues.
+// Only the engine names them: every operation that takes a caller's key
+// (Acquire, Release, Read, the hash and queue operations, Renew...)
+// refuses one under the prefix with ErrReserved before any node sees it. So a marker, record or counter a
 // health check or a fence reads was written by an engine, never by a
 // client round, not even on one node for the moment before its rollback
 // (TestRoundsRefuseReservedKeys; the proxy refuses such names first, with
 // a NOPERM reply).
 //
-// One family under the prefix is the clients', not the engine's: the keys
-// of a proxy's databases 1-15 (SELECT n), NamespaceKey(n, key) =
-// "__redlock:db<n>:" + key. IsInternal answers false for them (in
-// SplitNamespace's one spelling: 1-99, no sign, no leading zero), so they
-// are locked, noted, fenced and queued as any key, and none of the
-// engine's own names starts with "__redlock:db". The proxy maps a client's
-// key into its database only after refusing every name the client sent
-// under the prefix, so no client reaches another database's keys or the
-// engine's.
+// The keys of a proxy's databases 1-15 are the clients', not the engine's
+// (DBPrefix, NamespaceKey).
 //
 // # Model
 //
