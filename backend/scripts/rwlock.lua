@@ -23,10 +23,11 @@ local function rwNow()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 local function rwMode(key)
-  if redis.call("TYPE", key)["ok"] ~= "hash" then
-    return nil
+  local m = redis.pcall("HGET", key, "mode") -- one call on a plain lock's path: WRONGTYPE on a string
+  if type(m) == "string" then
+    return m
   end
-  return redis.call("HGET", key, "mode") or nil
+  return nil
 end
 local function rwWriter(name)
   return string.sub(name, -6) == ":write"
