@@ -13,7 +13,9 @@ import (
 // own time, and the hash lives as long as the last one; the last reader's
 // unlock frees it for a writer, who then excludes readers but its own
 // thread's; a writer's last unlock leaves its thread's read; a plain hash
-// lock's name is not a read-write lock's; force release goes by mode.
+// lock's name is not a read-write lock's; force release goes by mode. A
+// holder that left keeps its end in the holders set, for a repair, and no
+// longer.
 func TestRWLockAgainstRedis(t *testing.T) {
 	s := redistest.Start(t, 1)[0]
 	n := newNode(t, s)
@@ -46,8 +48,11 @@ func TestRWLockAgainstRedis(t *testing.T) {
 	if r := release("b:1", "read"); r.N != 1 || r.Others {
 		t.Fatalf("last reader's unlock = %+v; want released, no other holder", r)
 	}
-	if c.Exists(ctx, key, quorum.HoldersKey(key)).Val() != 0 {
-		t.Fatal("the hash or its holders outlived the last holder")
+	if c.Exists(ctx, key).Val() != 0 {
+		t.Fatal("the hash outlived the last holder")
+	}
+	if ttl := c.PTTL(ctx, quorum.HoldersKey(key)).Val(); ttl > 5*time.Second {
+		t.Fatalf("the holders' ends live %v after the last holder left; want at most its own end's", ttl)
 	}
 	if r := acquire("c:1", "write", 5*time.Second); r.OK {
 		t.Fatal("a writer not named <thread>:write was granted (its mode would read as read)")

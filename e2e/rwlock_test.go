@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/redlock-proxy/redlock-proxy/config"
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
 )
@@ -160,5 +162,26 @@ func TestRWLockNeverAWriterBesideAnother(t *testing.T) {
 	t.Logf("%d reads (at most %d at once), %d writes", reads.Load(), maxReaders.Load(), writes.Load())
 	if writes.Load() < 5 || reads.Load() < 20 || maxReaders.Load() < 2 {
 		t.Errorf("%d reads (at most %d at once), %d writes: the lock was not exercised", reads.Load(), maxReaders.Load(), writes.Load())
+	}
+}
+
+// TestRWLockOfATenant: a tenant whose keys start with its prefix uses a
+// read-write lock under it: the names Redisson derives for its readers'
+// timeouts ("{<lock>}:...", which the prefix does not start) are never
+// touched, so they are not refused; the lock itself and its channel are
+// the tenant's, and another tenant's lock is not.
+func TestRWLockOfATenant(t *testing.T) {
+	h := harness.New(t, 3, func(c *config.Config) { c.Users = labUsers })
+	c := h.Client(func(o *redis.Options) { o.Username, o.Password = "billing", "b-pass" })
+	r := &rwClient{c: c, s: loadRWScripts(t), name: "billing:rw", owner: "uuid-t:1"}
+	if ok, err := r.lock(t, false, 5000); !ok || err != nil {
+		t.Fatalf("the tenant's read lock = %v, %v", ok, err)
+	}
+	if v, err := r.unlock(t, false, 5000); err != nil || v != int64(1) {
+		t.Fatalf("the tenant's read unlock = %v, %v", v, err)
+	}
+	other := &rwClient{c: c, s: r.s, name: "search:rw", owner: "uuid-t:1"}
+	if _, err := other.lock(t, false, 5000); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Fatalf("another tenant's read lock = %v; want NOPERM", err)
 	}
 }

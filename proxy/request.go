@@ -138,10 +138,10 @@ func owns(prefix string, name []byte) bool {
 // derivedPrefixes start the names Redisson derives from a lock's name: its
 // release channel, unlock latch and token counter, a read-write lock's
 // channel, "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the
-// lock's name has braces of its own; and, with no prefix, a read-write
-// lock's names for its readers' timeouts, "{<lock>}[...]".
+// lock's name has braces of its own. (A read-write lock's names for its
+// readers' timeouts, "{<lock>}...", are never touched: spec.unused.)
 var derivedPrefixes = [][]byte{[]byte("redisson_lock__channel:"), []byte("redisson_unlock_latch:"), []byte("redisson_lock_token:"),
-	[]byte("redisson_rwlock:"), []byte("")}
+	[]byte("redisson_rwlock:")}
 
 // lockNameOf is the lock name a key or channel belongs with: the name
 // itself, or for a name derived from a lock's, that lock's name (what its

@@ -10,8 +10,7 @@ func TestOneOwnerPerName(t *testing.T) {
 	}{
 		{"search:{billing:x}", "search:"},
 		{"billing:job", "billing:"},
-		{"{billing:x}", "billing:"}, // Redisson's read-write lock billing:x names its readers' timeouts so
-		{"{billing:x}:u:1:rwlock_timeout", "billing:"},
+		{"{billing:x}", ""},
 		{"redisson_rwlock:{billing:x}", "billing:"},
 		{"redisson_lock__channel:{billing:job}", "billing:"},
 		{"redisson_unlock_latch:{billing:job}:7", "billing:"},

@@ -2,6 +2,8 @@ package proxy
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -33,11 +35,11 @@ const (
 
 // rwSpecs are the RReadWriteLock scripts' specs.
 var rwSpecs = func() map[string]spec {
-	release := spec{kind: scriptHashRelease, key: key(1), channel: key(2), message: arg(1), owner: arg(2), rw: "read"}
+	release := spec{kind: scriptHashRelease, key: key(1), channel: key(2), message: arg(1), owner: arg(2), rw: "read", unused: []int{3, 4}}
 	readUnlock352, writeUnlock := release, release
 	release.absentReleased = true
 	readUnlock352.latch, readUnlock352.latchTTL = key(5), arg(4)
-	writeUnlock.rw, writeUnlock.ttl, writeUnlock.ttlCmd, writeUnlock.owner = "write", arg(2), "pexpire", arg(3)
+	writeUnlock.rw, writeUnlock.ttl, writeUnlock.ttlCmd, writeUnlock.owner, writeUnlock.unused = "write", arg(2), "pexpire", arg(3), nil
 	writeUnlock352 := writeUnlock
 	writeUnlock.absentReleased = true
 	writeUnlock352.latch, writeUnlock352.latchTTL = key(3), arg(5)
@@ -45,13 +47,13 @@ var rwSpecs = func() map[string]spec {
 	forceWrite := force
 	forceWrite.rw = "write"
 	return map[string]spec{
-		rwReadLock:         {kind: scriptHashAcquire, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), rw: "read"},
+		rwReadLock:         {kind: scriptHashAcquire, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), rw: "read", unused: []int{2}},
 		rwWriteLock:        {kind: scriptHashAcquire, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), rw: "write"},
 		rwReadUnlock323:    release,
 		rwReadUnlock352:    readUnlock352,
 		rwWriteUnlock323:   writeUnlock,
 		rwWriteUnlock352:   writeUnlock352,
-		rwReadRenew323:     {kind: scriptHashExtend, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2)},
+		rwReadRenew323:     {kind: scriptHashExtend, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), unused: []int{2}},
 		rwReadRenew352:     {kind: scriptHashExtendAll, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), ownerPerKey: true, keyPairs: true},
 		rwReadForceUnlock:  force,
 		rwWriteForceUnlock: forceWrite,
@@ -92,4 +94,22 @@ func (s *Server) readLocked(c *request, o operands) {
 		return
 	}
 	c.wr.WriteInt(boolInt(yes))
+}
+
+// unusedKeys reports, for an EVAL or EVALSHA of a known script, which KEYS
+// positions (1-based) the proxy never touches for it (spec.unused).
+func unusedKeys(cmd *command, args [][]byte) func(int) bool {
+	none := func(int) bool { return false }
+	if len(args) < 2 || cmd.name != "eval" && cmd.name != "evalsha" {
+		return none
+	}
+	sha := strings.ToLower(string(args[1]))
+	if cmd.name == "eval" {
+		sha = sha1Hex(string(args[1]))
+	}
+	sp := book[sha]
+	if sp == nil || len(sp.unused) == 0 && !sp.keyPairs {
+		return none
+	}
+	return func(i int) bool { return slices.Contains(sp.unused, i) || sp.keyPairs && i%2 == 0 }
 }

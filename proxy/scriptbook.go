@@ -105,6 +105,9 @@ type spec struct {
 	keyPairs bool
 	// rw: a script of Redisson's RReadWriteLock, "read" or "write" (rwlock.go).
 	rw string
+	// unused are the KEYS positions (1-based) the proxy never reads or
+	// writes for this script; with keyPairs, every second one too.
+	unused []int
 	// absentReleased: unlocking a missing lock answers 1 (Redisson 3.10.0-3.10.5).
 	absentReleased bool
 	// replies: an operator-registered script's reply convention (registered.go).

@@ -8,7 +8,7 @@
 -- ARGV[5] "read" or "write" takes a read-write lock (rwlock.lua; KEYS[3] its holders): a read
 -- where it is free, read, or written by the reader's own thread (its writer ARGV[1]..":write"
 -- holds it); a write where it is free or the writer's own. Each hold sets the holder's end to
--- ARGV[2] ms from now, never earlier. A plain hash lock's owner re-enters a read-write lock
+-- ARGV[2] ms from now, a re-entry's never earlier. A plain hash lock's owner re-enters a read-write lock
 -- it holds, and nothing else: a read or write of a plain hash lock is refused as taken. While
 -- the lock-delay of a holder whose window ended unreleased runs (rwPending), no new holder enters.
 -- With KEYS[4] (a fencing token counter), a grant also increments it, lists it in
@@ -22,7 +22,9 @@ if ARGV[1] == "mode" or ARGV[5] == "write" and not rwWriter(ARGV[1]) then
   return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner; a writer is "<thread>:write"
 end
 local mode, rw = ARGV[5] or "", rwMode(KEYS[1])
-if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) > 0 then
+  rw = rwMode(KEYS[1]) -- "read" where the writer is gone
+elseif rw then
   rw = nil -- every holder's window ended
 end
 local free = redis.call("EXISTS", KEYS[1]) == 0
@@ -54,7 +56,7 @@ if free and mode ~= "" then
 end
 local n = redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
 if rw then
-  rwEnd(KEYS[3], ARGV[1], ms, false)
+  rwEnd(KEYS[3], ARGV[1], ms, n == 1) -- a re-entry never ends the holder's window early
   rwSettle(KEYS[1], KEYS[2], KEYS[3])
   if delay > 0 then
     noteAfter(KEYS[1], KEYS[2], "#" .. delay, ms, delay) -- notelead.lua

@@ -64,8 +64,7 @@ if left > 0 then
 else
   local others = 0
   if rw then
-    redis.call("HDEL", KEYS[1], ARGV[1])
-    redis.call("ZREM", KEYS[3], ARGV[1])
+    redis.call("HDEL", KEYS[1], ARGV[1]) -- its end stays in the set (rwSettle)
     others = rwSettle(KEYS[1], KEYS[2], KEYS[3])
   end
   if others > 0 then

@@ -14,7 +14,9 @@ if owner == "mode" then
   return 0
 end
 local rw = rwMode(KEYS[1])
-if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) > 0 then
+  rw = rwMode(KEYS[1])
+elseif rw then
   rw = nil
 end
 local free = redis.call("EXISTS", KEYS[1]) == 0
@@ -25,8 +27,10 @@ if free then
   end
 end
 if rw or mode ~= "" then
-  local ok = free and ms > 0 or rw and rwHolds(KEYS[1], owner)
-  if not ok and rw and ms > 0 then
+  -- the holder's end: ms from now, or with ms 0 the one it has (or had: rwSettle)
+  local live = ms > 0 or tonumber(redis.call("ZSCORE", KEYS[3], owner) or "0") > rwNow()
+  local ok = free and live or rw and rwHolds(KEYS[1], owner)
+  if not ok and rw and live then
     if rwWriter(owner) then
       ok = true -- only the writer's own thread may hold it
       for _, f in ipairs(redis.call("HKEYS", KEYS[1])) do
@@ -47,7 +51,7 @@ if rw or mode ~= "" then
   end
   redis.call("HSET", KEYS[1], owner, ARGV[2])
   if ms > 0 then
-    rwEnd(KEYS[3], owner, ms, true)
+    rwEnd(KEYS[3], owner, ms, false) -- a repair never ends a holder's window early
   end
   rwSettle(KEYS[1], KEYS[2], KEYS[3])
 elseif free or redis.call("HEXISTS", KEYS[1], owner) == 1 then

@@ -29,8 +29,7 @@ if not holds() then
 end
 if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
   if rw then
-    redis.call("HDEL", KEYS[1], ARGV[1])
-    redis.call("ZREM", KEYS[3], ARGV[1])
+    redis.call("HDEL", KEYS[1], ARGV[1]) -- its end stays in the set (rwSettle)
     if rwSettle(KEYS[1], KEYS[2], KEYS[3]) > 0 then
       return 1 -- other holders keep the lock
     end

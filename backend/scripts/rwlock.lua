@@ -7,9 +7,12 @@
 -- lock-delay: hashnote.lua) follows them.
 -- rwMode(key) is the hash's mode: nil for a plain reentrant lock, another type, or no key.
 -- rwSettle(key, meta, hs) drops the holders whose windows ended (their holds expired, as a key
--- does) or that have no end, makes a lock whose writer is gone "read", and sets the TTLs of the
--- hash and the set to the last holder's end, the note following; returns how many holders are
--- left (0: the hash is deleted, and the note is left as it is, expired unreleased).
+-- does) or that have no end, makes a lock whose writer is gone "read", and sets the hash's TTL
+-- to the last holder's end, the note following; returns how many holders are left (0: the hash
+-- is deleted, and the note is left as it is, expired unreleased). A holder that gives up its
+-- last hold keeps its end in the set until then (so that a repair of a release that still holds
+-- gives the hold back with its own window: hashsetholds.lua); the set lives as long as its
+-- latest end.
 -- A holder whose window ended unreleased while others hold the lock leaves its lock-delay in
 -- the set (member "mode", never an owner: its end): until then no new holder enters
 -- (hashacquire.lua, rwPending), and rwFree(meta, hs, mark), when the last holder gives the lock
@@ -47,32 +50,29 @@ local function rwSettle(key, meta, hs)
         writer = writer or rwWriter(f)
       else
         redis.call("HDEL", key, f)
-        redis.call("ZREM", hs, f)
         if e > 0 and d > 0 then
           pend = math.max(pend, e + d) -- its window ended unreleased: its lock-delay runs
         end
       end
     end
   end
-  if left == 0 then
-    redis.call("DEL", key, hs)
-    if pend > now then
-      redis.call("ZADD", hs, pend, "mode")
-      redis.call("PEXPIREAT", hs, pend)
-    end
-    return 0
-  end
+  redis.call("ZREMRANGEBYSCORE", hs, "-inf", now)
   if pend > now then
     redis.call("ZADD", hs, pend, "mode")
+  end
+  if left == 0 then
+    redis.call("DEL", key)
   else
-    redis.call("ZREM", hs, "mode")
+    if not writer and redis.call("HGET", key, "mode") == "write" then
+      redis.call("HSET", key, "mode", "read")
+    end
+    redis.call("PEXPIREAT", key, last)
+    followHash(key, meta, last - now) -- hashnote.lua
   end
-  if not writer and redis.call("HGET", key, "mode") == "write" then
-    redis.call("HSET", key, "mode", "read")
+  local top = redis.call("ZRANGE", hs, -1, -1, "WITHSCORES")[2]
+  if top then
+    redis.call("PEXPIREAT", hs, tonumber(top))
   end
-  redis.call("PEXPIREAT", key, last)
-  redis.call("PEXPIREAT", hs, math.max(last, pend))
-  followHash(key, meta, last - now) -- hashnote.lua
   return left
 end
 local function rwPending(hs)
