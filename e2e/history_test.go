@@ -32,6 +32,7 @@ type history struct {
 type hold struct {
 	owner      string
 	start, end time.Time
+	shared     bool // a read-write lock's reader: readers may overlap each other
 }
 
 func newHistory() *history { return &history{holds: map[string][]hold{}, rec: hist.NewRecorder()} }
@@ -40,9 +41,9 @@ func newHistory() *history { return &history{holds: map[string][]hold{}, rec: hi
 // and answered at replied (a token if its reply carried one), and, if
 // released is set, the release sent then, whose answer is not recorded
 // (Unknown: it may have ended the hold at its send).
-func (h *history) record(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64) {
+func (h *history) record(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64, shared bool) {
 	op := hist.Op{Client: owner, Key: key, Kind: hist.Acquire, Owner: owner, TTL: ttl,
-		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.Taken, Token: token}
+		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.Taken, Token: token, Shared: shared}
 	switch {
 	case err != nil:
 		op.Outcome, op.Error, op.Token = hist.Unknown, err.Error(), 0
@@ -72,15 +73,15 @@ func (h *history) token(key, owner string, sent, replied time.Time, token int64,
 // grantDelayed records an OK grant with its token and the lock-delay it
 // owes if it expires unreleased (the replica's native_lock_delay).
 func (h *history) grantDelayed(key, owner string, sent, replied time.Time, ttl, delay time.Duration, token int64) {
-	h.attempt1(key, owner, sent, replied, ttl, true, nil, time.Time{})
+	h.attempt1(key, owner, sent, replied, ttl, true, nil, time.Time{}, false)
 	h.rec.Add(hist.Op{Client: owner, Key: key, Kind: hist.Acquire, Owner: owner, TTL: ttl, Delay: delay,
 		Invoke: h.rec.Since(sent), Return: h.rec.Since(replied), Outcome: hist.OK, Token: token})
 }
 
 // attemptToken is attempt for a grant whose reply carried its fencing token.
 func (h *history) attemptToken(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, token int64) {
-	h.attempt1(key, owner, sent, replied, ttl, ok, err, released)
-	h.record(key, owner, sent, replied, ttl, ok, err, released, token)
+	h.attempt1(key, owner, sent, replied, ttl, ok, err, released, false)
+	h.record(key, owner, sent, replied, ttl, ok, err, released, token, false)
 }
 
 // fail records that a scenario did not run as it must (its hazard was not
@@ -92,11 +93,18 @@ func (h *history) fail(format string, args ...any) {
 }
 
 func (h *history) attempt(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
-	h.attempt1(key, owner, sent, replied, ttl, ok, err, released)
-	h.record(key, owner, sent, replied, ttl, ok, err, released, 0)
+	h.attempt1(key, owner, sent, replied, ttl, ok, err, released, false)
+	h.record(key, owner, sent, replied, ttl, ok, err, released, 0, false)
 }
 
-func (h *history) attempt1(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
+// attemptRW is attempt for a read-write lock: a read (shared) may overlap
+// other reads, a write nothing.
+func (h *history) attemptRW(key, owner string, shared bool, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time) {
+	h.attempt1(key, owner, sent, replied, ttl, ok, err, released, shared)
+	h.record(key, owner, sent, replied, ttl, ok, err, released, 0, shared)
+}
+
+func (h *history) attempt1(key, owner string, sent, replied time.Time, ttl time.Duration, ok bool, err error, released time.Time, shared bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.attempts++
@@ -112,7 +120,7 @@ func (h *history) attempt1(key, owner string, sent, replied time.Time, ttl time.
 			end = released
 		}
 		if replied.Before(end) {
-			h.holds[key] = append(h.holds[key], hold{owner, replied, end})
+			h.holds[key] = append(h.holds[key], hold{owner, replied, end, shared})
 		} else if replied.After(sent.Add(ttl)) {
 			h.late++ // an OK for a window already over: the proxy must never send one
 		}
@@ -122,7 +130,10 @@ func (h *history) attempt1(key, owner string, sent, replied time.Time, ttl time.
 	h.latency = append(h.latency, replied.Sub(sent))
 }
 
-// overlaps lists every pair of owners whose windows on one key intersect.
+// overlaps lists every pair of owners whose windows on one key intersect
+// (but two readers of a read-write lock). Sorted by start, each window is
+// compared with the one ending last before it, and with the exclusive one
+// ending last.
 func (h *history) overlaps() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -130,14 +141,22 @@ func (h *history) overlaps() []string {
 	for key, hs := range h.holds {
 		hs = slices.Clone(hs)
 		slices.SortFunc(hs, func(a, b hold) int { return a.start.Compare(b.start) })
-		var last hold
-		for i, x := range hs {
-			if i > 0 && x.start.Before(last.end) {
-				out = append(out, fmt.Sprintf("%s: %s from %s overlaps %s until %s (%v)", key, x.owner,
-					x.start.Format("15:04:05.000"), last.owner, last.end.Format("15:04:05.000"), last.end.Sub(x.start)))
+		var last, lastExcl *hold
+		for i := range hs {
+			x := &hs[i]
+			against := lastExcl
+			if !x.shared {
+				against = last
 			}
-			if i == 0 || x.end.After(last.end) {
+			if against != nil && x.start.Before(against.end) {
+				out = append(out, fmt.Sprintf("%s: %s from %s overlaps %s until %s (%v)", key, x.owner,
+					x.start.Format("15:04:05.000"), against.owner, against.end.Format("15:04:05.000"), against.end.Sub(x.start)))
+			}
+			if last == nil || x.end.After(last.end) {
 				last = x
+			}
+			if !x.shared && (lastExcl == nil || x.end.After(lastExcl.end)) {
+				lastExcl = x
 			}
 		}
 	}

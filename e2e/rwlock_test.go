@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -51,6 +52,7 @@ type rwClient struct {
 	s           rwScripts
 	name, owner string
 	n           int
+	latchMS     int64 // the unlock latch's TTL (0: Redisson's 10 s)
 }
 
 func (r *rwClient) lock(t *testing.T, write bool, lease int64) (granted bool, err error) {
@@ -70,13 +72,14 @@ func (r *rwClient) lock(t *testing.T, write bool, lease int64) (granted bool, er
 
 func (r *rwClient) unlock(t *testing.T, write bool, lease int64) (any, error) {
 	r.n++
+	latchMS := cmp.Or(r.latchMS, 10000)
 	latch := fmt.Sprintf("redisson_unlock_latch:{%s}:%s-%d", r.name, r.owner, r.n)
 	ch := "redisson_rwlock:{" + r.name + "}"
 	if write {
-		return r.c.Eval(t.Context(), r.s.writeUnlock, []string{r.name, ch, latch}, 1, lease, r.owner+":write", "PUBLISH", 10000).Result()
+		return r.c.Eval(t.Context(), r.s.writeUnlock, []string{r.name, ch, latch}, 1, lease, r.owner+":write", "PUBLISH", latchMS).Result()
 	}
 	tp := "{" + r.name + "}:" + r.owner + ":rwlock_timeout"
-	return r.c.Eval(t.Context(), r.s.readUnlock, []string{r.name, ch, tp, "{" + r.name + "}", latch}, 0, r.owner, "PUBLISH", 10000).Result()
+	return r.c.Eval(t.Context(), r.s.readUnlock, []string{r.name, ch, tp, "{" + r.name + "}", latch}, 0, r.owner, "PUBLISH", latchMS).Result()
 }
 
 // TestRWLockNeverAWriterBesideAnother: Redisson's RReadWriteLock by quorum.
