@@ -21,13 +21,13 @@
 if ARGV[1] == "mode" or ARGV[5] == "write" and not rwWriter(ARGV[1]) then
   return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner; a writer is "<thread>:write"
 end
-local mode, rw = ARGV[5] or "", rwMode(KEYS[1])
+local mode, free = ARGV[5] or "", redis.call("EXISTS", KEYS[1]) == 0
+local rw = not free and rwMode(KEYS[1])
 if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) > 0 then
   rw = rwMode(KEYS[1]) -- "read" where the writer is gone
 elseif rw then
-  rw = nil -- every holder's window ended
+  rw, free = nil, true -- every holder's window ended
 end
-local free = redis.call("EXISTS", KEYS[1]) == 0
 if free and redis.call("EXISTS", KEYS[#KEYS]) == 1 then
   return {0, redis.call("PTTL", KEYS[#KEYS]), 0}
 end

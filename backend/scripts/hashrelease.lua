@@ -70,7 +70,7 @@ else
   if others > 0 then
     flags = 2
   else
-    flags = rwFree(KEYS[2], KEYS[3], ARGV[4])
+    flags = rwFree(KEYS[2], rw and KEYS[3], ARGV[4])
     redis.call("DEL", KEYS[1])
   end
 end

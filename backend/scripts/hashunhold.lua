@@ -35,7 +35,7 @@ if ARGV[2] == "all" or redis.call("HINCRBY", KEYS[1], ARGV[1], -1) <= 0 then
     end
   end
   if note and string.sub(note, 1, 1) == "#" then
-    rwFree(KEYS[2], KEYS[3], ARGV[5])
+    rwFree(KEYS[2], rw and KEYS[3], ARGV[5])
   end
   redis.call("DEL", KEYS[1])
   return 1

@@ -16,7 +16,7 @@
 -- A holder whose window ended unreleased while others hold the lock leaves its lock-delay in
 -- the set (member "mode", never an owner: its end): until then no new holder enters
 -- (hashacquire.lua, rwPending), and rwFree(meta, hs, mark), when the last holder gives the lock
--- up, keeps the note until then; else it marks the note with release id mark, or deletes it, as
+-- up (hs: the holders of a read-write lock; nil for a plain one), keeps the note until then; else it marks the note with release id mark, or deletes it, as
 -- a plain hash lock's release does (hashrelease.lua), answering 1 where it marked it.
 -- rwEnd(hs, owner, ms, exact) sets owner's end ms from now: never earlier than it was, unless
 -- exact (the owner's own renewal or unlock sets it as asked). rwHolds(key, owner) is whether owner
@@ -76,14 +76,15 @@ local function rwSettle(key, meta, hs)
   return left
 end
 local function rwPending(hs)
-  local p = tonumber(redis.call("ZSCORE", hs, "mode") or "0")
-  if p > rwNow() then
-    return p
+  local p = redis.call("ZSCORE", hs, "mode")
+  if p and tonumber(p) > rwNow() then
+    return tonumber(p)
   end
   return nil
 end
 local function rwFree(meta, hs, mark)
-  local d, p = hashDelay(redis.call("GET", meta)), rwPending(hs)
+  local d = hashDelay(redis.call("GET", meta))
+  local p = d and hs and rwPending(hs)
   if d and p then
     redis.call("SET", meta, "#" .. d, "PXAT", p)
     return 0
