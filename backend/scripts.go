@@ -96,7 +96,7 @@ var (
 	raiseScript        = newScript(tokenPartLua + raiseLua)
 	setXXScript        = newScript(noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
-	delScript          = newScript(delLua)
+	delScript          = newScript(hashPrelude + delLua)
 	unmarkScript       = newScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)

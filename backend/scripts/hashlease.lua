@@ -15,10 +15,10 @@ if rwMode(KEYS[1]) then
     return 0
   end
   local e, opt = rwNow() + tonumber(ARGV[1]), ({max = "GT", min = "LT"})[ARGV[2]]
-  for _, h in ipairs(redis.call("ZRANGE", KEYS[3], 0, -1)) do
-    if opt then
+  for _, h in ipairs(redis.call("HKEYS", KEYS[1])) do -- the live holders (never "mode": a lock-delay's end)
+    if h ~= "mode" and opt then
       redis.call("ZADD", KEYS[3], opt, e, h)
-    else
+    elseif h ~= "mode" then
       redis.call("ZADD", KEYS[3], e, h)
     end
   end
