@@ -20,15 +20,16 @@ elseif rw then
   rw = nil
 end
 local free = redis.call("EXISTS", KEYS[1]) == 0
+-- a read-write lock's holder's end: ms from now, or with ms 0 the one it has (or had: rwSettle)
+local kept = (rw or mode ~= "") and ms <= 0 and tonumber(redis.call("ZSCORE", KEYS[3], owner) or "0") > rwNow()
 if free then
   local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[6] or "") .. "#"
-  if note and not (ARGV[6] and ARGV[6] ~= "" and string.sub(note, 1, #mark) == mark) then
-    return 0
+  if note and not (ARGV[6] and ARGV[6] ~= "" and string.sub(note, 1, #mark) == mark) and not kept then
+    return 0 -- a lock-delay runs; a holder whose window is open (kept) was inside it, and takes its hold back
   end
 end
 if rw or mode ~= "" then
-  -- the holder's end: ms from now, or with ms 0 the one it has (or had: rwSettle)
-  local live = ms > 0 or tonumber(redis.call("ZSCORE", KEYS[3], owner) or "0") > rwNow()
+  local live = ms > 0 or kept
   local ok = free and live or rw and rwHolds(KEYS[1], owner)
   if not ok and rw and live then
     if rwWriter(owner) then
@@ -40,7 +41,7 @@ if rw or mode ~= "" then
         redis.call("HSET", KEYS[1], "mode", "write")
       end
     else
-      ok = rw == "read"
+      ok = rw == "read" or rwHolds(KEYS[1], owner .. ":write") -- as hashacquire.lua grants a read
     end
   end
   if not ok then
