@@ -415,6 +415,32 @@ func TestRWHostileMixesHeld(t *testing.T) {
 	}
 }
 
+// aheadOnDE makes reader r's hold count one higher on backends D and E (3,
+// 4) than on A, B, C: a failed re-entry whose stale grant lands on D and E
+// only (paused while it ran; the proxy rolled back A and B, which
+// answered): C is paused first, behind a round whose answer it owes, so
+// the grant for C waits in the proxy's queue past its deadline and is
+// never sent. owner names r's hold as the counts are read.
+func aheadOnDE(t *testing.T, h *harness.Harness, c *redis.Client, r *rwClient, owner string) {
+	t.Helper()
+	allBackendsVote(t, h, c)
+	h.Backend[2].Pause()
+	go func() { _ = c.Exists(context.Background(), "busy").Err() }()
+	time.Sleep(100 * time.Millisecond)
+	h.Backend[3].Pause()
+	h.Backend[4].Pause()
+	if ok, _ := r.lock(t, false, 60000); ok {
+		t.Fatal("re-entry granted with C, D, E paused")
+	}
+	for _, j := range []int{2, 3, 4} {
+		h.Backend[j].Resume()
+	}
+	harness.Eventually(t, "D and E executed the stale grant", func() bool {
+		n := rwHoldCounts(t, h, r.name, owner)
+		return n[3] == 2 && n[4] == 2
+	})
+}
+
 // TestRWReadUnlockRefusedWhenAMinorityIsAhead: a reader's hold count ahead
 // on one or two nodes (a failed re-entry's stale grant, executed by a
 // paused node when resumed) makes ReleaseRW judge the count by that
@@ -438,22 +464,7 @@ func TestRWReadUnlockRefusedWhenAMinorityIsAhead(t *testing.T) {
 	// while it ran; the proxy rolled back A and B, which answered): C is
 	// paused first, behind a round whose answer it owes, so the grant for C
 	// waits in the proxy's queue past its deadline and is never sent.
-	allBackendsVote(t, h, c)
-	h.Backend[2].Pause()
-	go func() { _ = c.Exists(context.Background(), "busy").Err() }()
-	time.Sleep(100 * time.Millisecond)
-	h.Backend[3].Pause()
-	h.Backend[4].Pause()
-	if ok, _ := r.lock(t, false, 60000); ok {
-		t.Fatal("re-entry granted with C, D, E paused")
-	}
-	for _, j := range []int{2, 3, 4} {
-		h.Backend[j].Resume()
-	}
-	harness.Eventually(t, "D and E executed the stale grant", func() bool {
-		n := rwHoldCounts(t, h, name, r.owner)
-		return n[3] == 2 && n[4] == 2
-	})
+	aheadOnDE(t, h, c, r, r.owner)
 	if n := rwHoldCounts(t, h, name, r.owner); n[0] != 1 || n[1] != 1 || n[2] != 1 {
 		t.Skipf("hold counts %v: not the shape this test needs", n)
 	}

@@ -109,21 +109,26 @@ func (c *client) pipelined(key, owner string, r int, ttl time.Duration) {
 	}
 }
 
+// lockReply maps a Redisson lock script's reply: nil granted, a PTTL held
+// by another.
+func lockReply(pttl int64, err error) (history.Outcome, int64, error) {
+	switch {
+	case errors.Is(err, redis.Nil):
+		return history.OK, 0, nil
+	case err == nil && pttl >= 0:
+		return history.Taken, 0, nil
+	case err == nil:
+		return history.Unknown, 0, fmt.Errorf("pttl %d", pttl)
+	}
+	return history.Unknown, 0, err
+}
+
 // redisson: the hash lock script (nil: granted; a PTTL: held by another),
 // maybe the renewal script, then the unlock script, which publishes.
 func (c *client) redisson(key, owner string, r int, ttl time.Duration) {
 	owner = "8a5c7bd2-9d3e-4c3f-a7c0-" + owner + ":1" // Redisson's <uuid>:<threadId>
 	out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: owner, TTL: ttl, Delay: c.w.libDelay}, r, func(ctx context.Context) (history.Outcome, int64, error) {
-		pttl, err := c.cs[r].Eval(ctx, c.w.scripts.lock, []string{key}, ttl.Milliseconds(), owner).Int64()
-		switch {
-		case errors.Is(err, redis.Nil):
-			return history.OK, 0, nil
-		case err == nil && pttl >= 0:
-			return history.Taken, 0, nil
-		case err == nil:
-			return history.Unknown, 0, fmt.Errorf("pttl %d", pttl)
-		}
-		return history.Unknown, 0, err
+		return lockReply(c.cs[r].Eval(ctx, c.w.scripts.lock, []string{key}, ttl.Milliseconds(), owner).Int64())
 	})
 	if out == history.Taken {
 		return
@@ -257,16 +262,7 @@ func (c *client) rwlock(key, owner string, r int, ttl time.Duration) {
 		keys, args = []string{key}, []any{ttl.Milliseconds(), name}
 	}
 	out, _ := c.record(history.Op{Key: key, Kind: history.Acquire, Owner: name, TTL: ttl, Delay: c.w.libDelay, Shared: !write}, r, func(ctx context.Context) (history.Outcome, int64, error) {
-		pttl, err := c.cs[r].Eval(ctx, acquire, keys, args...).Int64()
-		switch {
-		case errors.Is(err, redis.Nil):
-			return history.OK, 0, nil
-		case err == nil && pttl >= 0:
-			return history.Taken, 0, nil
-		case err == nil:
-			return history.Unknown, 0, fmt.Errorf("pttl %d", pttl)
-		}
-		return history.Unknown, 0, err
+		return lockReply(c.cs[r].Eval(ctx, acquire, keys, args...).Int64())
 	})
 	if out == history.Taken {
 		return
