@@ -3,8 +3,8 @@
 -- counts; a writer's name is its thread's reader name with ":write" after it. Readers share the
 -- lock; a writer holds it alone, but for its own thread's reads. Each holder's window ends at its
 -- own time, kept in the holders set hs (KEYS[3], quorum.HoldersKey: holder -> the end, in this
--- server's Unix ms); the hash and the set live as long as the last holder, and the note (a
--- lock-delay: hashnote.lua) follows them.
+-- server's Unix ms); the hash lives as long as the last holder, and the note (a lock-delay:
+-- hashnote.lua) follows it.
 -- rwMode(key) is the hash's mode: nil for a plain reentrant lock, another type, or no key.
 -- rwSettle(key, meta, hs) drops the holders whose windows ended (their holds expired, as a key
 -- does) or that have no end, makes a lock whose writer is gone "read", and sets the hash's TTL
@@ -16,8 +16,9 @@
 -- A holder whose window ended unreleased while others hold the lock leaves its lock-delay in
 -- the set (member "mode", never an owner: its end): until then no new holder enters
 -- (hashacquire.lua, rwPending), and rwFree(meta, hs, mark), when the last holder gives the lock
--- up (hs: the holders of a read-write lock; nil for a plain one), keeps the note until then; else it marks the note with release id mark, or deletes it, as
--- a plain hash lock's release does (hashrelease.lua), answering 1 where it marked it.
+-- up (hs: the holders of a read-write lock; nil for a plain one), keeps the note until then;
+-- else it marks the note with release id mark, or deletes it, as a plain hash lock's release
+-- does (hashrelease.lua), answering 1 where it marked it.
 -- rwEnd(hs, owner, ms, exact) sets owner's end ms from now: never earlier than it was, unless
 -- exact (the owner's own renewal or unlock sets it as asked). rwHolds(key, owner) is whether owner
 -- holds it. rwWriter(name) is whether name is a writer's.
