@@ -330,11 +330,11 @@
 // set, the notes beside locks, read-write locks' holders, the fair queues.
 // Only the engine names them: every operation that takes a caller's key
 // (Acquire, Release, Read, the hash and queue operations, Renew...)
-// refuses one under the prefix with ErrReserved before any node sees it. So a marker, record or counter a
-// health check or a fence reads was written by an engine, never by a
-// client round, not even on one node for the moment before its rollback
-// (TestRoundsRefuseReservedKeys; the proxy refuses such names first, with
-// a NOPERM reply).
+// refuses one under the prefix with ErrReserved before any node sees it.
+// So a marker, record or counter a health check or a fence reads was
+// written by an engine, never by a client round, not even on one node for
+// the moment before its rollback (TestRoundsRefuseReservedKeys; the proxy
+// refuses such names first, with a NOPERM reply).
 //
 // The keys of a proxy's databases 1-15 are the clients', not the engine's
 // (DBPrefix, NamespaceKey).

@@ -51,10 +51,11 @@ func (e *Engine) AcquireHash(ctx context.Context, key, owner string, ttl time.Du
 // RReadWriteLock) for owner, reading or writing, with AcquireHash's rules
 // (no token). Readers share it; a writer holds it alone but for its own
 // thread's reads (owner + ":write" is the writer's name of reader owner's
-// thread; a writer's name that does not end so is ErrWriterName). A node grants a read where the lock is free, read, or written by
-// the reader's own thread, and a write where it is free or the writer's own;
-// any two quorums share a node, where these exclude each other (Read-write
-// locks in doc.go). Each holder's hold ends at its own time (HoldersKey).
+// thread; a writer's name that does not end so is ErrWriterName). A node
+// grants a read where the lock is free, read, or written by the reader's
+// own thread, and a write where it is free or the writer's own; any two
+// quorums share a node, where these exclude each other (Read-write locks in
+// doc.go). Each holder's hold ends at its own time (HoldersKey).
 func (e *Engine) AcquireRW(ctx context.Context, key, owner string, write bool, ttl time.Duration) (Grant, error) {
 	if write && !strings.HasSuffix(owner, ":write") {
 		return Grant{}, ErrWriterName
