@@ -28,6 +28,17 @@ func suiteClients(addrs [2]string) (*redis.Client, *redis.Client) {
 	return suiteClient(addrs[0]), suiteClient(addrs[1])
 }
 
+// seenByBoth waits until both replicas (a client of each in cs) report each
+// backend of backends in state; the row fails, not set up, where one never
+// does.
+func (e *faultEnv) seenByBoth(cs [2]*redis.Client, h *history, state string, backends ...int) {
+	for _, i := range backends {
+		if !e.awaitState(cs[0], 0, i, state) || !e.awaitState(cs[1], 1, i, state) {
+			h.fail("not set up: backend %d never %s on both replicas", i, state)
+		}
+	}
+}
+
 // awaitState polls a replica's INFO until backend i (as the replica names
 // it: its link) is in state; false after 10 s. Fault functions run off the
 // test goroutine, so they report rather than fail.

@@ -110,11 +110,7 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			time.Sleep(10 * time.Millisecond)
 		}
 	}
-	both := func(i int, state string) {
-		if !e.awaitState(cs[0], 0, i, state) || !e.awaitState(cs[1], 1, i, state) {
-			h.fail("not set up: backend %d never %s on both replicas", i, state)
-		}
-	}
+	both := func(i int, state string) { e.seenByBoth(cs, h, state, i) }
 	e.redis[3].Pause()
 	e.redis[4].Pause()
 	both(3, "down")
