@@ -35,5 +35,4 @@ var (
 	queueLeaseP = quorum.QueueLeaseKey("")
 	pinP        = quorum.PinKey("")
 	writerP     = quorum.WriterKey("")
-	holdersP    = quorum.HoldersKey("")
 )

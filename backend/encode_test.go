@@ -10,7 +10,7 @@ import (
 // The keys each op's script gets, as the quorum's key helpers name them:
 // written as prefix and name, they must read the same joined.
 func TestKeysOf(t *testing.T) {
-	k, c, h := "lock", "counter", quorum.HoldersKey("lock")
+	k, c := "lock", "counter"
 	leases := &[]quorum.Lease{{Key: "a"}, {Key: "b"}}
 	for _, tc := range []struct {
 		op   quorum.Op
@@ -24,22 +24,22 @@ func TestKeysOf(t *testing.T) {
 		{quorum.Op{Kind: quorum.OpEnqueue, Key: k}, []string{quorum.QueueKey(k), quorum.QueueLeaseKey(k)}},
 		{quorum.Op{Kind: quorum.OpQueueBeats, Leases: leases}, []string{quorum.QueueKey("a"), quorum.QueueLeaseKey("a"), quorum.QueueKey("b"), quorum.QueueLeaseKey("b")}},
 		{quorum.Op{Kind: quorum.OpRenew, Leases: leases}, []string{"a", quorum.MetaKey("a"), "b", quorum.MetaKey("b")}},
-		{quorum.Op{Kind: quorum.OpDel, Key: k}, []string{k, quorum.MetaKey(k), quorum.PinKey(k), h}},
+		{quorum.Op{Kind: quorum.OpDel, Key: k}, []string{k, quorum.MetaKey(k), quorum.PinKey(k)}},
 		{quorum.Op{Kind: quorum.OpUndo, Key: k}, []string{k, quorum.MetaKey(k), quorum.PinKey(k)}},
 		{quorum.Op{Kind: quorum.OpSetXX, Key: k}, []string{k, quorum.MetaKey(k), quorum.PinKey(k)}},
 		{quorum.Op{Kind: quorum.OpReattach, Key: k}, []string{k, quorum.MetaKey(k)}},
 		{quorum.Op{Kind: quorum.OpUnmark, Key: k}, []string{quorum.MetaKey(k)}},
-		{quorum.Op{Kind: quorum.OpHashAcquire, Key: k}, []string{k, quorum.MetaKey(k), h, quorum.QueueKey(k)}},
-		{quorum.Op{Kind: quorum.OpHashAcquire, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), h, c, quorum.CountersKey, quorum.WriterKey(c), quorum.QueueKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashAcquire, Key: k}, []string{k, quorum.MetaKey(k), quorum.QueueKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashAcquire, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c, quorum.CountersKey, quorum.WriterKey(c), quorum.QueueKey(k)}},
 		{quorum.Op{Kind: quorum.OpRaise, Key: c}, []string{c, quorum.CountersKey, quorum.WriterKey(c)}},
 		{quorum.Op{Kind: quorum.OpFixToken, Key: c, Aux: k}, []string{c, quorum.CountersKey, quorum.WriterKey(c), k, quorum.MetaKey(k)}},
-		{quorum.Op{Kind: quorum.OpHashRelease, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), h, c}},
-		{quorum.Op{Kind: quorum.OpHashRelease, Key: k}, []string{k, quorum.MetaKey(k), h}},
-		{quorum.Op{Kind: quorum.OpHashExtend, Key: k}, []string{k, quorum.MetaKey(k), h}},
-		{quorum.Op{Kind: quorum.OpHashLease, Key: k}, []string{k, quorum.MetaKey(k), h}},
-		{quorum.Op{Kind: quorum.OpHashSetHolds, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), h, c}},
-		{quorum.Op{Kind: quorum.OpHashUnhold, Key: k}, []string{k, quorum.MetaKey(k), h}},
-		{quorum.Op{Kind: quorum.OpHashGet, Key: k}, []string{k, quorum.MetaKey(k), h}},
+		{quorum.Op{Kind: quorum.OpHashRelease, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c}},
+		{quorum.Op{Kind: quorum.OpHashRelease, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashExtend, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashLease, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashSetHolds, Key: k, Aux: c}, []string{k, quorum.MetaKey(k), c}},
+		{quorum.Op{Kind: quorum.OpHashUnhold, Key: k}, []string{k, quorum.MetaKey(k)}},
+		{quorum.Op{Kind: quorum.OpHashGet, Key: k}, []string{k, quorum.MetaKey(k)}},
 		{quorum.Op{Kind: quorum.OpRead, Key: k}, []string{k}},
 	} {
 		var e encoder

@@ -51,7 +51,7 @@ func (e *encoder) keysOf(op quorum.Op) {
 		}
 		return
 	case quorum.OpDel:
-		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key}, key{holdersP, op.Key})
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
 		return
 	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX:
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
@@ -63,18 +63,18 @@ func (e *encoder) keysOf(op quorum.Op) {
 		e.keys = append(e.keys, key{metaP, op.Key})
 		return
 	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashLease, quorum.OpHashGet:
-		// the lock's note follows it; a read-write lock's holders
-		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{holdersP, op.Key})
+		// the lock's note follows it (a read-write lock's holders: the scripts name them)
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
 		if op.Aux != "" { // an unlock latch
 			e.keys = append(e.keys, key{"", op.Aux})
 		}
 		return
 	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay
 		if op.Aux != "" {
-			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{holdersP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
 			return
 		}
-		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{holdersP, op.Key}, key{queueP, op.Key})
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{queueP, op.Key})
 		return
 	case quorum.OpRaise, quorum.OpFixToken:
 		if op.Aux != "" { // and note the token beside lock Aux
@@ -145,13 +145,13 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpRead:
 		return script(getPTTLScript)
 	case quorum.OpDel:
-		return script(delScript, str(op.Mode))
+		return e.withMode(script(delScript), op.Mode)
 	case quorum.OpSetXX:
 		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq), ms(op.AuxTTL))
 	case quorum.OpHashAcquire:
-		return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL), str(op.Mode))
+		return e.withMode(script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL)), op.Mode)
 	case quorum.OpHashRelease:
-		return script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark), str(op.Mode))
+		return e.withMode(script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark)), op.Mode)
 	case quorum.OpHashExtend:
 		return script(hashExtendScript, str(op.Value), ms(op.TTL))
 	case quorum.OpHashLease:
@@ -166,7 +166,7 @@ func (e *encoder) command(op quorum.Op) *script {
 		}
 		return script(hashUnholdScript, str(op.Value), str(all), ms(op.AuxTTL), str("1"), str(op.Mark))
 	case quorum.OpHashSetHolds:
-		return script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"), str(op.Mark), str(op.Mode))
+		return e.withMode(script(hashSetHoldsScript, str(op.Value), num(op.N), ms(op.TTL), ms(op.AuxTTL), str("0"), str(op.Mark)), op.Mode)
 	case quorum.OpHashGet:
 		if op.N == 1 { // is it read-locked
 			return script(hashGetScript, str(""), str("read-locked"))
@@ -181,6 +181,15 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(raiseScript, num(op.N), str(op.Round), str(op.Value), str("fix"))
 	}
 	panic(fmt.Sprintf("quorum: unknown op %d", op.Kind))
+}
+
+// withMode appends a read-write lock's mode as the last argument of s's call,
+// which a plain lock's call goes without (each argument costs the server).
+func (e *encoder) withMode(s *script, mode string) *script {
+	if mode != "" {
+		e.args = append(e.args, str(mode))
+	}
+	return s
 }
 
 // replyOf reads one command's outcome (readReply's) as the quorum.Reply for

@@ -4,8 +4,10 @@ import (
 	"crypto/sha1"
 	_ "embed"
 	"encoding/hex"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
 )
 
 // script is a Lua script the lock path sends by its SHA1 (EVALSHA), and by
@@ -67,22 +69,24 @@ var (
 	markNewLua string
 	//go:embed scripts/tokenpart.lua
 	tokenPartLua string // the prelude of the scripts that read a fenced lock's token part
+	//go:embed scripts/noteafter.lua
+	noteAfterLua string // the prelude of the scripts that write a note beside a key they set
 	//go:embed scripts/notelead.lua
 	noteLeadLua string // the prelude of the scripts that keep a note's lead over its key
 	//go:embed scripts/hashnote.lua
-	hashNoteLua string // the prelude of the hash lock scripts (after noteLeadLua): a hash lock's lock-delay
+	hashNoteLua string // the prelude of the hash lock scripts (after noteAfterLua): a hash lock's lock-delay
 	//go:embed scripts/rwlock.lua
 	rwLockLua string // the prelude of the hash lock scripts (after hashNoteLua): read-write locks
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
-	hashPrelude        = noteLeadLua + hashNoteLua + rwLockLua
-	acquireScript      = newScript(noteLeadLua + acquireLua)
+	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix = %q\n", quorum.HoldersKey("")) + rwLockLua
+	acquireScript      = newScript(noteAfterLua + acquireLua)
 	queueScript        = newScript(queueLua)
 	queueBeatsScript   = newScript(queueBeatsLua)
 	undoScript         = newScript(undoLua)
 	delIfEqScript      = newScript(noteLeadLua + delIfEqLua)
-	pexpireIfEqScript  = newScript(noteLeadLua + roundOrderLua + pexpireIfEqLua)
+	pexpireIfEqScript  = newScript(noteAfterLua + noteLeadLua + roundOrderLua + pexpireIfEqLua)
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
@@ -94,7 +98,7 @@ var (
 	hashSetHoldsScript = newScript(hashPrelude + hashSetHoldsLua)
 	hashGetScript      = newScript(hashPrelude + hashGetLua)
 	raiseScript        = newScript(tokenPartLua + raiseLua)
-	setXXScript        = newScript(noteLeadLua + setXXLua)
+	setXXScript        = newScript(noteAfterLua + noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = newScript(hashPrelude + delLua)
 	unmarkScript       = newScript(unmarkLua)

@@ -41,7 +41,7 @@ func TestRetryAnsweredStillHeldOnlyFromAQuorumOfHolders(t *testing.T) {
 	var stalled [3]atomic.Bool
 	hook := func(i int, args []string) []string {
 		keys, _, ok := ldScriptArgs(args)
-		if ok && stall.Load() && (i == 1 || i == 2) && len(keys) == 4 && keys[0] == key && keys[3] == latch && stalled[i].CompareAndSwap(false, true) {
+		if ok && stall.Load() && (i == 1 || i == 2) && len(keys) == 3 && keys[0] == key && keys[2] == latch && stalled[i].CompareAndSwap(false, true) {
 			time.Sleep(1000 * time.Millisecond)
 			t.Logf("hook: forwarding the stalled unlock to backend %d", i)
 		}

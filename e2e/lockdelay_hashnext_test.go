@@ -43,7 +43,7 @@ func TestLateFinishingNeverTouchesTheOwnersNextLock(t *testing.T) {
 			return nil
 		}
 		switch {
-		case refuse.Load() && (i == 3 || i == 4) && len(keys) == 4 && keys[3] == quorum.QueueKey(key):
+		case refuse.Load() && (i == 3 || i == 4) && len(keys) == 3 && keys[2] == quorum.QueueKey(key):
 			refused.Add(1)
 			return []string{"EVAL", "return {0, 1000, 0}", "0"}
 		case i == 2 && len(argv) > 1 && argv[0] == owner && (argv[1] == "all" || argv[1] == "probe"):

@@ -37,10 +37,10 @@ func newHashDelayRig(t *testing.T, key, owner string, delay time.Duration, holdO
 			return nil
 		}
 		switch {
-		case rig.refuse.Load() && (i == 3 || i == 4) && len(keys) == 4 && keys[3] == quorum.QueueKey(key):
+		case rig.refuse.Load() && (i == 3 || i == 4) && len(keys) == 3 && keys[2] == quorum.QueueKey(key):
 			rig.refused.Add(1)
 			return []string{"EVAL", "return {0, 1000, 0}", "0"}
-		case rig.hold.Load() && len(keys) == 3 && keys[2] == quorum.HoldersKey(keys[0]) && len(argv) > 0 && argv[0] == owner:
+		case rig.hold.Load() && len(keys) == 2 && len(argv) > 0 && argv[0] == owner:
 			for _, h := range holdOn {
 				if h == i {
 					<-unblock
@@ -284,7 +284,7 @@ func TestRetriedUnlockAnsweredFromLatchFreesTheLock(t *testing.T) {
 	var stalled [3]atomic.Bool
 	hook := func(i int, args []string) []string {
 		keys, _, ok := ldScriptArgs(args)
-		if ok && stall.Load() && (i == 1 || i == 2) && len(keys) == 4 && keys[0] == key && keys[3] == latch && stalled[i].CompareAndSwap(false, true) {
+		if ok && stall.Load() && (i == 1 || i == 2) && len(keys) == 3 && keys[0] == key && keys[2] == latch && stalled[i].CompareAndSwap(false, true) {
 			time.Sleep(1500 * time.Millisecond)
 			t.Logf("hook: forwarding the stalled unlock to backend %d: %q", i, args)
 		}

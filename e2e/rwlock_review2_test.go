@@ -32,7 +32,7 @@ func rwForce(t *testing.T, c *redis.Client, name string, write bool) (int64, err
 
 // TestRWMultiLockLeaseStretchesAnExpiredReadersLockDelay: with lock_delay,
 // reader R1 expires unreleased while reader R2 holds the lock: R1's
-// lock-delay is kept in the holders set as the member "mode" (rwPending),
+// lock-delay is kept in the holders set as the member "mode" (RW.pending),
 // ending R1's end + delay. A RedissonMultiLock lease on the lock (any
 // client's, force release off: "never shorter") runs ZADD GT over every
 // member of the holders set, "mode" included: the lock-delay becomes the

@@ -41,7 +41,7 @@ func rwTry(t *testing.T, c *redis.Client, s rwScripts, name, owner string, write
 
 // TestRWWriterNotNamedWriteIsRefused (helper-84 on afe36ac, failed 3 of 3
 // there): the write acquire script (6306ba3b) with an owner that does not
-// end in ":write" was granted, but every node's rwSettle then found no
+// end in ":write" was granted, but every node's RW.settle then found no
 // ":write" holder and turned the lock "read": a reader was granted beside
 // the writer, inside both windows. A node tells the writer by its name
 // (Redisson's <thread>:write), so such a write is refused with an error;
@@ -177,8 +177,8 @@ func rwEnds(t *testing.T, h *harness.Harness, name, owner string) []int64 {
 // TestRWLevellingShortensAReadersWindow: levelHolds sets a granting node
 // whose hold count is behind the largest one reported to it
 // (OpHashSetHolds), and hashsetholds.lua sets the holder's end there
-// exactly (rwEnd(..., true)), while a grant itself never sets an end
-// earlier (rwEnd(..., false)). Hold counts diverge under faults (a node
+// exactly (RW.setEnd(..., true)), while a grant itself never sets an end
+// earlier (RW.setEnd(..., false)). Hold counts diverge under faults (a node
 // paused during a failed re-entry executes the grant when resumed: the
 // proxy rolls back only the nodes that answered). So a reader's re-entry
 // with a shorter lease cuts its earlier, longer hold down to the short
@@ -284,7 +284,7 @@ func TestRWLevellingShortensAReadersWindow(t *testing.T) {
 // TestRWLockDelayOfAnExpiredWriterBesideItsThreadsRead: with lock_delay, a
 // writer that expired unreleased keeps the lock unavailable for the delay
 // (its note outlives it) — unless its own thread also reads the lock: then
-// rwSettle drops the writer's expired hold and turns the lock "read" at the
+// RW.settle drops the writer's expired hold and turns the lock "read" at the
 // writer's end, and another reader is granted at once, inside the writer's
 // lock-delay, while the writer (paused, cut off) may still be writing. The
 // same writer without its thread's read leaves the reader refused.
@@ -305,7 +305,7 @@ func TestRWLockDelayOfAnExpiredWriterBesideItsThreadsRead(t *testing.T) {
 		writerEnd := time.Now().Add(1000 * time.Millisecond)
 		time.Sleep(time.Until(writerEnd) + 300*time.Millisecond) // the writer expired, unreleased
 		// Twice (on afe36ac the first attempt found the lock "write" before
-		// rwSettle dropped the expired writer, and was refused).
+		// RW.settle dropped the expired writer, and was refused).
 		granted := rwTry(t, c, s, name, other, false, 5000)
 		if !granted {
 			granted = rwTry(t, c, s, name, other, false, 5000)

@@ -320,7 +320,7 @@
 // hold ends at its own time (HoldersKey), at least its padded TTL. Holds
 // are levelled, rolled back and released as reentrant ones (above); a
 // holder that expired unreleased keeps its lock-delay on the nodes that
-// saw it (rwPending). Not in model/*.pml; e2e
+// saw it (RW.pending). Not in model/*.pml; e2e
 // TestRWLockNeverAWriterBesideAnother, the nemesis's rwlock clients.
 //
 // # Reserved keys

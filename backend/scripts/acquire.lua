@@ -43,7 +43,7 @@ if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   if fenced then
     note = note .. " 0"
   end
-  if noteAfter(KEYS[1], KEYS[2], note, tonumber(ARGV[2]), tonumber(ARGV[5]), true) then -- notelead.lua
+  if noteAfter(KEYS[1], KEYS[2], note, tonumber(ARGV[2]), tonumber(ARGV[5]), true) then -- noteafter.lua
     if fenced then
       local token = redis.call("INCR", KEYS[3])
       redis.call("SADD", KEYS[4], KEYS[3])

@@ -1,15 +1,15 @@
 -- Force release: delete KEYS[1] whatever it holds, its note KEYS[2], its pin KEYS[3] and a
--- read-write lock's holders KEYS[4]. With ARGV[1] ("read" or "write"), only a read-write lock
+-- read-write lock's holders (rwlock.lua). With ARGV[1] ("read" or "write"), only a read-write lock
 -- (Redisson's RReadWriteLock: a hash with field mode) in that mode, as its live holders leave it
 -- (rwlock.lua: a lock whose writer's window ended is read), is deleted.
 -- Returns 1 when KEYS[1] existed (and was deleted), else 0.
 if (ARGV[1] or "") ~= "" then
-  if rwMode(KEYS[1]) and rwSettle(KEYS[1], KEYS[2], KEYS[4]) > 0 and rwMode(KEYS[1]) == ARGV[1] then
-    rwFree(KEYS[2], KEYS[4], "") -- a holder's lock-delay that runs is kept
-    redis.call("DEL", KEYS[3], KEYS[4])
+  if rwMode(KEYS[1]) and RW.settle(KEYS[1], KEYS[2], RW.hs) > 0 and rwMode(KEYS[1]) == ARGV[1] then
+    rwFree(KEYS[2], RW.hs, "") -- a holder's lock-delay that runs is kept
+    redis.call("DEL", KEYS[3], RW.hs)
     return redis.call("DEL", KEYS[1])
   end
   return 0
 end
-redis.call("DEL", KEYS[2], KEYS[3], KEYS[4])
+redis.call("DEL", KEYS[2], KEYS[3], rwHoldersPrefix .. KEYS[1])
 return redis.call("DEL", KEYS[1])

@@ -1,18 +1,17 @@
 -- Sets hash lock KEYS[1]'s TTL to ARGV[2] ms while owner ARGV[1] holds it; its note KEYS[2]
--- (a lock-delay) follows (hashnote.lua). Of a read-write lock (rwlock.lua; KEYS[3] its
--- holders) it is the owner's own window that is set, and the hash lives as long as the last
--- holder's.
+-- (a lock-delay) follows (hashnote.lua). Of a read-write lock (rwlock.lua) it is the owner's
+-- own window that is set, and the hash lives as long as the last holder's.
 -- Returns 1 when extended, 0 when the owner does not hold it.
-local rw = rwMode(KEYS[1])
+local rw, held = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
 if rw then
-  if rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 or not rwHolds(KEYS[1], ARGV[1]) then
+  if RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 or not RW.holds(KEYS[1], ARGV[1]) then
     return 0
   end
-  rwEnd(KEYS[3], ARGV[1], tonumber(ARGV[2]), true)
-  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+  RW.setEnd(RW.hs, ARGV[1], tonumber(ARGV[2]), true)
+  RW.settle(KEYS[1], KEYS[2], RW.hs)
   return 1
 end
-if redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
+if held and ARGV[1] ~= "mode" then
   redis.call("PEXPIRE", KEYS[1], ARGV[2])
   followHash(KEYS[1], KEYS[2], tonumber(ARGV[2]))
   return 1

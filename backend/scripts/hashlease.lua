@@ -5,24 +5,24 @@
 -- "set", exactly ARGV[1] as PEXPIRE does (where force release is allowed anyway); "min", only
 -- shorter (PEXPIRE's LT). Only a hash with a TTL (a Redisson lock) is touched. Its note KEYS[2]
 -- (a lock-delay) follows the TTL set (hashnote.lua).
--- A read-write lock (rwlock.lua; KEYS[3] its holders) has each holder's window set so.
+-- A read-write lock (rwlock.lua) has each holder's window set so.
 -- Returns 1 when the lock is there and its TTL was set or already as asked; else 0.
 if redis.call("TYPE", KEYS[1])["ok"] ~= "hash" then
   return 0
 end
 if rwMode(KEYS[1]) then
-  if rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+  if RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 then
     return 0
   end
-  local e, opt = rwNow() + tonumber(ARGV[1]), ({max = "GT", min = "LT"})[ARGV[2]]
+  local e, opt = RW.now() + tonumber(ARGV[1]), ({max = "GT", min = "LT"})[ARGV[2]]
   for _, h in ipairs(redis.call("HKEYS", KEYS[1])) do -- the live holders (never "mode": a lock-delay's end)
     if h ~= "mode" and opt then
-      redis.call("ZADD", KEYS[3], opt, e, h)
+      redis.call("ZADD", RW.hs, opt, e, h)
     elseif h ~= "mode" then
-      redis.call("ZADD", KEYS[3], e, h)
+      redis.call("ZADD", RW.hs, e, h)
     end
   end
-  rwSettle(KEYS[1], KEYS[2], KEYS[3])
+  RW.settle(KEYS[1], KEYS[2], RW.hs)
   return 1
 end
 local ttl = redis.call("PTTL", KEYS[1])

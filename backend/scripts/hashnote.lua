@@ -1,4 +1,4 @@
--- Prelude of the hash lock scripts, after notelead.lua (scripts.go puts both before them).
+-- Prelude of the hash lock scripts, after noteafter.lua (scripts.go puts both before them).
 -- A hash lock (Redisson's layout) taken with a lock-delay has a note beside it, "#<delay ms>",
 -- that expires exactly that long after the hash (noteAfter): while the note outlives its hash,
 -- the lock expired unreleased, and the free key is not taken (hashacquire.lua, acquire.lua).
@@ -17,6 +17,6 @@ end
 local function followHash(key, meta, ms)
   local d = hashDelay(redis.call("GET", meta))
   if d then
-    noteAfter(key, meta, "#" .. d, ms, d) -- notelead.lua
+    noteAfter(key, meta, "#" .. d, ms, d) -- noteafter.lua
   end
 end

@@ -1,6 +1,6 @@
 -- Gives up one hold of owner ARGV[1] on hash lock KEYS[1]; ARGV[2] is the TTL in ms
 -- kept while holds remain (the lock's note KEYS[2], a lock-delay, follows it: hashnote.lua).
--- With KEYS[4] (an unlock latch), the result is kept there for ARGV[3] ms and a repeated
+-- With KEYS[3] (an unlock latch), the result is kept there for ARGV[3] ms and a repeated
 -- call returns it instead of giving up another hold, its third element 1 where the latch
 -- says released (1) and the note is still the mark ARGV[4] left (a retry has its first
 -- attempt's id: the release deleted the lock here), or where it says still held (0) and the
@@ -9,7 +9,7 @@
 -- "!<id>#<delay>" with its TTL, as delifeq.lua does: this node cannot tell whether the
 -- release will succeed on a quorum, and only then is the lock free at once (unmark.lua);
 -- unmarked, the note goes with the hash.
--- A read-write lock (rwlock.lua; KEYS[3] its holders) loses the owner's hold; the owner's end
+-- A read-write lock (rwlock.lua) loses the owner's hold; the owner's end
 -- becomes ARGV[2] ms from now while it holds it still (0: stays), and the hash is deleted only
 -- when no holder is left; a writer's last hold leaves the lock read where its thread reads it.
 -- ARGV[5] "read" or "write": a release of a read-write lock, which finds a plain hash lock
@@ -18,8 +18,8 @@
 -- held, -1 held by another owner, -2 absent; holds before is -1 when answered from the latch;
 -- flags 1: the note was kept marked (or, from the latch, see above), 2: other holders of a
 -- read-write lock keep it here.
-if #KEYS > 3 then
-  local v = redis.call("GET", KEYS[4])
+if #KEYS > 2 then
+  local v = redis.call("GET", KEYS[3])
   if v then
     local note, mark = redis.call("GET", KEYS[2]), "!" .. (ARGV[4] or "") .. "#"
     if v == "1" and ARGV[4] and ARGV[4] ~= "" and note and string.sub(note, 1, #mark) == mark then
@@ -31,9 +31,11 @@ if #KEYS > 3 then
     return {tonumber(v), -1, 0}
   end
 end
-local rw = rwMode(KEYS[1])
-if rw and rwSettle(KEYS[1], KEYS[2], KEYS[3]) == 0 then
+local rw, held = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
+if rw and RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 then
   return {-2, 0, 0}
+elseif rw then
+  held = RW.holds(KEYS[1], ARGV[1]) and 2 -- as the holders left it (2: not known to be the last hold)
 end
 if not rw and (ARGV[5] or "") ~= "" then
   if redis.call("EXISTS", KEYS[1]) == 0 then
@@ -41,21 +43,24 @@ if not rw and (ARGV[5] or "") ~= "" then
   end
   return {-1, 0, 0} -- a plain hash lock (or another key): not this read-write lock's
 end
-if ARGV[1] == "mode" or redis.call("HEXISTS", KEYS[1], ARGV[1]) == 0 then
+if ARGV[1] == "mode" or not held then
   if redis.call("EXISTS", KEYS[1]) == 0 then
     return {-2, 0, 0}
   end
   return {-1, 0, 0}
 end
 local result, flags = 1, 0
-local left = redis.call("HINCRBY", KEYS[1], ARGV[1], -1)
+local left = 0 -- a plain lock's last hold: the hash is deleted
+if held ~= 1 or rw then
+  left = redis.call("HINCRBY", KEYS[1], ARGV[1], -1)
+end
 local ms = tonumber(ARGV[2])
 if left > 0 then
   if rw then
     if ms > 0 then
-      rwEnd(KEYS[3], ARGV[1], ms, true)
+      RW.setEnd(RW.hs, ARGV[1], ms, true)
     end
-    rwSettle(KEYS[1], KEYS[2], KEYS[3])
+    RW.settle(KEYS[1], KEYS[2], RW.hs)
   else
     redis.call("PEXPIRE", KEYS[1], ms)
     followHash(KEYS[1], KEYS[2], ms) -- hashnote.lua
@@ -64,17 +69,17 @@ if left > 0 then
 else
   local others = 0
   if rw then
-    redis.call("HDEL", KEYS[1], ARGV[1]) -- its end stays in the set (rwSettle)
-    others = rwSettle(KEYS[1], KEYS[2], KEYS[3])
+    redis.call("HDEL", KEYS[1], ARGV[1]) -- its end stays in the set (RW.settle)
+    others = RW.settle(KEYS[1], KEYS[2], RW.hs)
   end
   if others > 0 then
     flags = 2
   else
-    flags = rwFree(KEYS[2], rw and KEYS[3], ARGV[4])
+    flags = rwFree(KEYS[2], rw and RW.hs, ARGV[4])
     redis.call("DEL", KEYS[1])
   end
 end
-if #KEYS > 3 then
-  redis.call("SET", KEYS[4], result, "PX", ARGV[3])
+if #KEYS > 2 then
+  redis.call("SET", KEYS[3], result, "PX", ARGV[3])
 end
 return {result, left + 1, flags}

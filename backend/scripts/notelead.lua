@@ -11,11 +11,7 @@
 -- given; else relative. Before, on PTTLs read and TTLs set a moment apart, a stall of the
 -- server between two of them added a few ms, kept by every extend after it: a lock without a
 -- lock-delay grew one of 18 ms over 5000 extends (TestExtendsKeepNoDelay in a CI run). The
--- same calls as before but one (PEXPIRETIME of the key). noteAfter(key, meta, note, ms, lead,
--- nx) writes note to meta, set to expire lead ms after key, which was just set to live ms: from
--- the key's expiry time where the server has PEXPIRETIME (PXAT), so that a stall of the server
--- between the two writes adds nothing to the lead; else relative (PX ms + lead). With nx, only
--- where meta is absent (SET NX); returns SET's reply.
+-- same calls as before but one (PEXPIRETIME of the key).
 local function noteLead(key, meta, ttl)
   local lead, base
   local at = redis.pcall("PEXPIRETIME", key)
@@ -38,16 +34,6 @@ local function noteLead(key, meta, ttl)
     lead = 0
   end
   return lead, base
-end
-local function noteAfter(key, meta, note, ms, lead, nx)
-  local at, unit, t = redis.pcall("PEXPIRETIME", key), "PX", ms + lead
-  if type(at) == "number" and at > 0 then
-    unit, t = "PXAT", at + lead
-  end
-  if nx then
-    return redis.call("SET", meta, note, "NX", unit, t)
-  end
-  return redis.call("SET", meta, note, unit, t)
 end
 local function expireWithNote(key, meta, note, ms, lead, base)
   if base then

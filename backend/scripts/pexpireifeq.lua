@@ -103,7 +103,7 @@ for i = 1, #KEYS / 2 do
     if token ~= "" then
       token = " " .. token
     end
-    noteAfter(key, meta, want .. " " .. newpad .. token, ms, lead) -- notelead.lua
+    noteAfter(key, meta, want .. " " .. newpad .. token, ms, lead) -- noteafter.lua
   end
 end
 return out

@@ -42,7 +42,7 @@ if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1])
     expireWithNote(KEYS[1], KEYS[2], note, ms, delay, base)
   else
     redis.call("SET", KEYS[1], ARGV[1], "PX", ms)
-    noteAfter(KEYS[1], KEYS[2], note, ms, tonumber(ARGV[7])) -- notelead.lua
+    noteAfter(KEYS[1], KEYS[2], note, ms, tonumber(ARGV[7])) -- noteafter.lua
   end
   if not same then
     redis.call("DEL", KEYS[3])
