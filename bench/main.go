@@ -79,6 +79,8 @@ func main() {
 		base = e.startProxy(e.buildProxyAt(root, *baseline), backends[:5])
 	}
 
+	rlock, err := loadRLockScripts(root)
+	check(err)
 	m := measurements{}
 	for run := 1; run <= *runs; run++ {
 		log.Printf("run %d of %d", run, *runs)
@@ -129,6 +131,18 @@ func main() {
 		v, err = redsyncCycles(backends[:5], 50, *cycleTime)
 		check(err)
 		m.add("cycles/redsync", v)
+		rl := []struct{ name, addr string }{{"direct", direct}, {"n5", proxies[5].addr}}
+		if base != nil { // beside this tree's, in alternating order
+			rl = append(rl, struct{ name, addr string }{"base5", base.addr})
+			if run%2 == 0 {
+				rl[1], rl[2] = rl[2], rl[1]
+			}
+		}
+		for _, t := range rl {
+			v, err := rlockCycles(rlock, t.name, t.addr, 50, *cycleTime)
+			check(err)
+			m.add("rlock/"+t.name, v)
+		}
 	}
 	perConn, err := idleConnMemory(proxies[5], *idle)
 	check(err)
@@ -222,6 +236,9 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 	fmt.Fprintf(&b, "\n## Lock+unlock cycles, 50 goroutines, one key each (cycles/s)\n\n"+
 		"| go-redis through the proxy (N=5) | redsync v4 directly on the same 5 backends | ratio | target | |\n|---|---|---|---|---|\n"+
 		"| %.0f | %.0f | %.2fx | >= 2x | %s |\n", md("cycles/proxy"), md("cycles/redsync"), cyc, verdict(cyc >= 2))
+	fmt.Fprintf(&b, "\n## Redisson RLock lock+unlock cycles, 50 goroutines, one lock each (cycles/s)\n\n"+
+		"Redisson 3.52's lock and unlock scripts as its recorded transcript carries them, sent by go-redis (EVALSHA).\n\n"+
+		"| direct redis | proxy N=5 | ratio |\n|---|---|---|\n| %.0f | %.0f | %.2fx |\n", md("rlock/direct"), md("rlock/n5"), md("rlock/n5")/md("rlock/direct"))
 	lat := md("lat/p50/n5") / md("lat/p50/direct")
 	fmt.Fprintf(&b, "\n## Latency at one client, `SET NX PX` (ms)\n\n"+
 		"| | p50 | p99 |\n|---|---|---|\n| direct redis | %.3f | %.3f |\n| proxy N=5 | %.3f | %.3f |\n"+
@@ -236,6 +253,7 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 			fmt.Fprintf(&b, "| redis-benchmark `%s` (requests/s) | %.0f | %.0f | %.2fx |\n", k, md(k+"/n5"), md(k+"/base5"), md(k+"/n5")/md(k+"/base5"))
 		}
 		fmt.Fprintf(&b, "| lock+unlock cycles/s | %.0f | %.0f | %.2fx |\n", md("cycles/proxy"), md("cycles/base"), md("cycles/proxy")/md("cycles/base"))
+		fmt.Fprintf(&b, "| Redisson RLock lock+unlock cycles/s | %.0f | %.0f | %.2fx |\n", md("rlock/n5"), md("rlock/base5"), md("rlock/n5")/md("rlock/base5"))
 	}
 	return b.String()
 }
