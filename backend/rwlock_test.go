@@ -126,3 +126,47 @@ func TestRWLockDelayOfOneReader(t *testing.T) {
 		t.Fatalf("note PTTL %v; want a:1's delay's rest", ttl)
 	}
 }
+
+// TestRWRenewalSetsOnlyItsHoldersWindow (hashextend.lua, rwlock.lua): a
+// reader's watchdog renewal sets its own window and no other reader's (on
+// one Redis, Redisson's renewal sets the hash's TTL: every reader's); the
+// hash lives as long as the longest; a renewal by a thread that holds
+// nothing changes nothing.
+func TestRWRenewalSetsOnlyItsHoldersWindow(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	c := s.Client()
+	defer c.Close()
+	ctx := t.Context()
+	const key = "rw-renew"
+	for _, owner := range []string{"a:1", "b:1"} {
+		if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: key, Value: owner, TTL: 5 * time.Second, Round: "r", Mode: "read"}); !r.OK {
+			t.Fatalf("read by %s = %+v", owner, r)
+		}
+	}
+	ends := func() (a, b float64) {
+		a, _ = c.ZScore(ctx, quorum.HoldersKey(key), "a:1").Result()
+		b, _ = c.ZScore(ctx, quorum.HoldersKey(key), "b:1").Result()
+		return a, b
+	}
+	a0, b0 := ends()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashExtend, Key: key, Value: "b:1", TTL: 30 * time.Second}); !r.OK {
+		t.Fatalf("b's renewal = %+v", r)
+	}
+	a1, b1 := ends()
+	if a1 != a0 {
+		t.Fatalf("a's end moved from %.0f to %.0f on b's renewal", a0, a1)
+	}
+	if b1-b0 < 24000 {
+		t.Fatalf("b's end moved %.0f ms; want about 25000 (30 s from now, not 5)", b1-b0)
+	}
+	if ttl := c.PTTL(ctx, key).Val(); ttl < 29*time.Second {
+		t.Fatalf("the hash's PTTL %v; want the longest window's, about 30 s", ttl)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashExtend, Key: key, Value: "c:1", TTL: time.Minute}); r.OK {
+		t.Fatalf("a renewal by a thread that holds nothing = %+v", r)
+	}
+	if a2, b2 := ends(); a2 != a1 || b2 != b1 || c.ZScore(ctx, quorum.HoldersKey(key), "c:1").Err() == nil {
+		t.Fatal("a renewal by a thread that holds nothing changed the holders' ends")
+	}
+}
