@@ -26,9 +26,12 @@ if ARGV[1] == "mode" or mode == "write" and not RW.writer(ARGV[1]) then
   return {0, redis.call("PTTL", KEYS[1]), 0} -- a read-write lock's field, never an owner; a writer is "<thread>:write"
 end
 local free = redis.call("EXISTS", KEYS[1]) == 0
-local rw, mine = nil, nil
+local rw, mine, bad = nil, nil, nil
 if not free then
-  rw, mine = rwMode(KEYS[1], ARGV[1])
+  rw, mine, bad = rwMode(KEYS[1], ARGV[1])
+end
+if bad and mode == "" then
+  return bad -- a key of another type (a read or write finds it taken, below)
 end
 if rw and RW.settle(KEYS[1], KEYS[2], RW.hs) > 0 then
   rw = rwMode(KEYS[1]) -- "read" where the writer is gone

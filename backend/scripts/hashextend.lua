@@ -2,7 +2,10 @@
 -- (a lock-delay) follows (hashnote.lua). Of a read-write lock (rwlock.lua) it is the owner's
 -- own window that is set, and the hash lives as long as the last holder's.
 -- Returns 1 when extended, 0 when the owner does not hold it.
-local rw, held = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
+local rw, held, bad = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
+if bad then
+  return bad -- a key of another type
+end
 if rw then
   if RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 or not RW.holds(KEYS[1], ARGV[1]) then
     return 0

@@ -31,7 +31,7 @@ if #KEYS > 2 then
     return {tonumber(v), -1, 0}
   end
 end
-local rw, held = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
+local rw, held, bad = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
 if rw and RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 then
   return {-2, 0, 0}
 elseif rw then
@@ -42,6 +42,9 @@ if not rw and (ARGV[5] or "") ~= "" then
     return {-2, 0, 0}
   end
   return {-1, 0, 0} -- a plain hash lock (or another key): not this read-write lock's
+end
+if bad and ARGV[1] ~= "mode" then
+  return bad -- a key of another type
 end
 if ARGV[1] == "mode" or not held then
   if redis.call("EXISTS", KEYS[1]) == 0 then

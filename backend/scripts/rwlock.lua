@@ -12,8 +12,10 @@
 -- a plain hash lock's path uses none of these but rwMode and rwFree: the others are made (one
 -- table, RW) by rwLoad, which rwMode calls where it finds a read-write lock (and a script calls
 -- before it makes one).
--- rwMode(key, owner) is the hash's mode, nil for a plain reentrant lock or no key, and owner's
--- hold count on it (nil: none), read in one call; without owner, nil for a key of another type.
+-- rwMode(key, owner) is the hash's mode, nil for a plain reentrant lock, another type or no key,
+-- and owner's hold count on it (nil: none), read in one call; and for a key of another type the
+-- error (WRONGTYPE), which a plain lock's call answers, as the HEXISTS it replaces did, and a
+-- read-write lock's does not (the name is taken: hashacquire.lua, hashrelease.lua).
 -- RW.settle(key, meta, hs) drops the holders whose windows ended (their holds expired, as a key
 -- does) or that have no end, makes a lock whose writer is gone "read", and sets the hash's TTL
 -- to the last holder's end, the note following; returns how many holders are left (0: the hash
@@ -99,14 +101,9 @@ local function rwLoad()
   RW = RW or rwLib(hashDelay, followHash, rwHoldersPrefix .. KEYS[1])
 end
 local function rwMode(key, owner)
-  local r
-  if owner then
-    r = redis.call("HMGET", key, "mode", owner) -- a key of another type fails the script, as HEXISTS would
-  else
-    r = redis.pcall("HMGET", key, "mode", "mode")
-    if r.err then
-      return nil, nil -- another type: no read-write lock
-    end
+  local r = redis.pcall("HMGET", key, "mode", owner or "mode")
+  if r.err then
+    return nil, nil, r -- another type: no read-write lock
   end
   if r[1] then
     rwLoad()
