@@ -30,19 +30,25 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 		quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()), settled: make(chan struct{}),
 		idx: idx, nodes: e.nodes, health: e.health}
 	if counting {
-		t.counts = func(j int) bool { return e.counts(idx[j], time.Now()) }
-		t.why = func(j int) error {
-			if why, young := e.quarantine(idx[j], time.Now()); why != "" {
-				return &QuarantineError{Why: why, Young: young}
-			}
-			return &QuarantineError{Why: "quarantined when the round began: it may have lost locks"}
-		}
+		t.e = e
 		t.hopeless = make([]bool, len(idx))
 		for j := range idx {
 			t.hopeless[j] = !t.counts(j)
 		}
 	}
 	return t
+}
+
+// counts says whether node j's "yes" may count now (restart quarantine) in a
+// counting round.
+func (t *round) counts(j int) bool { return t.e.counts(t.idx[j], time.Now()) }
+
+// why says why node j of a counting round could not count.
+func (t *round) why(j int) error {
+	if why, young := t.e.quarantine(t.idx[j], time.Now()); why != "" {
+		return &QuarantineError{Why: why, Young: young}
+	}
+	return &QuarantineError{Why: "quarantined when the round began: it may have lost locks"}
 }
 
 // vote is one node's answer to a yes/no step of a round.
@@ -80,11 +86,12 @@ type round struct {
 	nYes, nNo, nFail int
 	arrived          int
 	deadline, giveUp time.Time
-	// counts, when set, says whether node i's "yes" may count now (restart
-	// quarantine); hopeless marks nodes that could not count when sent to.
-	counts   func(i int) bool
-	why      func(i int) error // why node i could not count, for errors
+	// e, when set, makes the round a counting one: a node's "yes" counts
+	// only out of restart quarantine (counts, why); hopeless marks nodes that
+	// could not count when sent to.
+	e        *Engine
 	hopeless []bool
+	timer    *time.Timer // collect's and drain's, made once
 	// settled is closed once every node answered (or gave up) after the
 	// round was handed to finish.
 	settled chan struct{}
@@ -103,7 +110,7 @@ func (t *round) add(a answer) {
 	case a.reply.Err != nil:
 		t.votes[a.node], t.errs[a.node] = failed, a.reply.Err
 		t.nFail++
-	case a.reply.OK && t.counts != nil && (t.hopeless[a.node] || !t.counts(a.node)):
+	case a.reply.OK && t.e != nil && (t.hopeless[a.node] || !t.counts(a.node)):
 		// A node that could not count when the round was sent never counts
 		// in it: the round was judged without it.
 		t.votes[a.node] = quarantined
@@ -134,7 +141,7 @@ func (t *round) collect() {
 	if t.decided() {
 		return
 	}
-	timer := time.NewTimer(time.Until(t.deadline))
+	timer := t.arm(t.deadline)
 	defer timer.Stop()
 	for !t.decided() {
 		select {
@@ -152,6 +159,18 @@ func (t *round) collect() {
 	}
 }
 
+// arm sets the round's timer to fire at at, making it the first time: one
+// timer serves every wait of the round (collect's, then drain's, which
+// runs after it; Reset on a stopped timer leaves no stale fire since Go 1.23).
+func (t *round) arm(at time.Time) *time.Timer {
+	if t.timer == nil {
+		t.timer = time.NewTimer(time.Until(at))
+	} else {
+		t.timer.Reset(time.Until(at))
+	}
+	return t.timer
+}
+
 // drain waits for every node's answer, counting those still countable, so
 // that nothing in flight lands after what the caller does next. It gives up
 // at lastWait, for a node that broke its promise to answer by its deadline.
@@ -162,7 +181,7 @@ func (t *round) drainUntil(enough func() bool) {
 	if t.arrived == len(t.votes) || enough() {
 		return
 	}
-	timer := time.NewTimer(time.Until(t.giveUp))
+	timer := t.arm(t.giveUp)
 	defer timer.Stop()
 	for t.arrived < len(t.votes) && !enough() {
 		select {

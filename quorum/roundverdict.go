@@ -22,7 +22,7 @@ func (t *round) failure(kind RoundKind) error {
 // copies). For an acquire, a "no" from such a node is a holder written
 // since the restart, and counts.
 func (t *round) trustedNo(kind RoundKind) int {
-	if kind != RoundExtend || t.counts == nil {
+	if kind != RoundExtend || t.e == nil {
 		return t.nNo
 	}
 	n := 0
@@ -41,7 +41,7 @@ func (t *round) roundError(kind RoundKind, reason error) *RoundError {
 	for i, v := range t.votes {
 		switch v {
 		case no:
-			if kind == RoundExtend && t.counts != nil && (t.hopeless[i] || !t.counts(i)) {
+			if kind == RoundExtend && t.e != nil && (t.hopeless[i] || !t.counts(i)) {
 				// Its "absent" did not count (trustedNo): say why.
 				errs = multierror.Append(errs, &NodeError{Addr: t.addr(i), Err: t.quarantineWhy(i)})
 				continue
@@ -69,7 +69,7 @@ func (t *round) roundError(kind RoundKind, reason error) *RoundError {
 
 // quarantineWhy says why node i's "yes" could not count.
 func (t *round) quarantineWhy(i int) error {
-	if t.why != nil {
+	if t.e != nil {
 		return t.why(i)
 	}
 	return &QuarantineError{Why: "quarantined: it may have lost locks"}
