@@ -144,6 +144,7 @@ func main() {
 			m.add("rlock/"+t.name, v)
 		}
 	}
+	check(backendCost(m, direct, *runs, *requests))
 	perConn, err := idleConnMemory(proxies[5], *idle)
 	check(err)
 	// Once, not per run: they measure the features' own costs.
@@ -155,6 +156,7 @@ func main() {
 	m.add("handoff/p99", p99)
 
 	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
+		backendCostReport(m, *runs, *requests) +
 		runFloor(e, root, *floorDir, *baseline, *runs, *requests) + runHostile(e, root, *baseline, *hostileWindow)
 	fmt.Print(report)
 	path := *out
