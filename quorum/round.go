@@ -160,14 +160,22 @@ func (t *round) collect() {
 }
 
 // arm sets the round's timer to fire at at, making it the first time: one
-// timer serves every wait of the round (collect's, then drain's, which
-// runs after it; Reset on a stopped timer leaves no stale fire since Go 1.23).
+// timer serves every wait of the round (collect's, then drain's, which runs
+// after it). A fire the last wait left unread is dropped first: Go's timers
+// keep none since 1.23, but GODEBUG=asynctimerchan=1 brings the old ones
+// back, and a stale fire would end a drain before its stragglers answered.
 func (t *round) arm(at time.Time) *time.Timer {
 	if t.timer == nil {
 		t.timer = time.NewTimer(time.Until(at))
-	} else {
-		t.timer.Reset(time.Until(at))
+		return t.timer
 	}
+	if !t.timer.Stop() {
+		select {
+		case <-t.timer.C:
+		default:
+		}
+	}
+	t.timer.Reset(time.Until(at))
 	return t.timer
 }
 
