@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,18 @@ func redisBenchmark(addr string, clients, pipeline, requests int, command ...str
 }
 
 var setCommand = []string{"SET", "lock:__rand_int__", "v", "NX", "PX", "30000"}
+
+// ownKeys is command with its lock:__rand_int__ keys named after tag.
+func ownKeys(command []string, tag string) []string {
+	out := slices.Clone(command)
+	for i, a := range out {
+		if a == "lock:__rand_int__" {
+			out[i] = "lock:" + tag + ":__rand_int__"
+		}
+	}
+	return out
+}
+
 var unlockCommand = []string{"EVAL", unlockScript, "1", "lock:__rand_int__", "v"}
 
 // fencedCommand is SET NX PX's native twin: the same lock, with a fencing

@@ -25,6 +25,9 @@
 // its thousands of goroutines. A full run appends it to the report.
 //
 // Each case runs -runs times, interleaved with the others, and the table
-// shows medians. The machine is shared and noisy: compare the ratios, which
+// shows medians. Each redis-benchmark case locks keys of its own (ownKeys):
+// servers sharing backends never meet the locks an earlier case left, which
+// made the later of two cases look faster (a SET NX that finds its key
+// taken costs the backends less). The machine is shared and noisy: compare the ratios, which
 // are taken within one run, not the absolute numbers across runs.
 package main

@@ -160,7 +160,7 @@ func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyPr
 	for _, p := range []int{1, 16} {
 		for _, t := range targets {
 			before, bBefore := cpuTicks(t.p.cmd.Process.Pid), backendCPU(t.backends)
-			r, err := bench(t.p.addr, 50, p, requests, setCommand...)
+			r, err := bench(t.p.addr, 50, p, requests, ownKeys(setCommand, fmt.Sprintf("floor:%s:%d:%d", t.name, p, run))...)
 			if err != nil {
 				continue
 			}
@@ -178,7 +178,7 @@ func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyPr
 		}
 	}
 	for _, t := range targets {
-		if r, err := bench(t.p.addr, 1, 1, requests/5, setCommand...); err == nil {
+		if r, err := bench(t.p.addr, 1, 1, requests/5, ownKeys(setCommand, fmt.Sprintf("floor:%s:p50:%d", t.name, run))...); err == nil {
 			m.add("floor/p50/"+t.name, r.p50)
 		}
 	}
