@@ -260,8 +260,7 @@ func (e *Engine) finishLate(op Op, marked, unknown []int) {
 	if e.life.Err() != nil {
 		return
 	}
-	if e.unmarking.Add(1) > maxUnmarking {
-		e.unmarking.Add(-1)
+	if !e.takeUnmarking() {
 		return
 	}
 	if !e.monitors.Go(func() {
