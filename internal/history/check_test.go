@@ -49,6 +49,8 @@ func TestAnomaliesCaught(t *testing.T) {
 			op("A", Release, 20, 30, OK, 0, 0), op("A", Extend, 40, 50, OK, 1000, 0)}},
 		{"release after expiry accepted", "release-not-owner", []Op{op("A", Acquire, 0, 10, OK, 100, 0),
 			op("B", Acquire, 150, 160, OK, 1000, 0), op("A", Release, 300, 310, OK, 0, 0)}},
+		{"release one step inside another's window", "release-not-owner", []Op{op("A", Acquire, 0, 10, OK, 20, 0),
+			op("B", Acquire, 25, 30, OK, 1000, 0), op("A", Release, 31, 32, OK, 0, 0)}},
 		{"holder told not held", "release-refused-holder", []Op{op("A", Acquire, 0, 10, OK, 1000, 0), op("A", Release, 20, 30, NotHeld, 0, 0)}},
 		{"late OK", "late", []Op{op("A", Acquire, 0, 150, OK, 100, 0)}},
 		{"token read for another's lock", "token-not-owner", []Op{op("A", Acquire, 0, 10, OK, 1000, 3), op("B", Acquire, 5, 12, Unknown, 1000, 0),
@@ -86,6 +88,10 @@ func TestTightButLegal(t *testing.T) {
 		{"extend shortening the lock", []Op{op("A", Acquire, 0, 10, OK, 1000, 1), op("A", Extend, 20, 30, OK, 50, 0),
 			op("B", Acquire, 75, 80, OK, 100, 2)}},
 		{"release OK just after the window (padding)", []Op{op("A", Acquire, 0, 10, OK, 100, 1), op("A", Release, 101, 110, OK, 0, 0)}},
+		{"release sent the instant another's grant returned (FuzzCheck acfae37e81b52fb1)", []Op{op("A", Acquire, 0, 10, OK, 1000, 1),
+			op("B", Acquire, 20, 30, Unknown, 1000, 0), op("A", Release, 30, 31, OK, 0, 0), op("C", Acquire, 25, 30, OK, 100, 2)}},
+		{"release answered the instant another's window ended", []Op{op("A", Acquire, 0, 10, OK, 20, 1),
+			op("B", Acquire, 25, 30, OK, 100, 2), op("A", Release, 40, 125, OK, 0, 0)}},
 		{"not held after expiry", []Op{op("A", Acquire, 0, 10, OK, 100, 1), op("A", Token, 95, 110, NotHeld, 0, 0)}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

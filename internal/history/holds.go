@@ -115,19 +115,23 @@ func (k *keyHistory) addWindow(h *hold, hi, i int, later []int) {
 }
 
 // coveredBy is a window of an owner other than owner that covers the whole
-// of [from, to], or -1. The windows sorted by start carry, for each prefix,
+// of [from, to] strictly (it starts before from and ends after to), or -1:
+// times are in whole steps, and an op whose Invoke equals a grant's Return
+// may have taken effect at that same instant, just before the grant; one
+// whose Return equals a window's end may have seen the lock just expire.
+// The windows sorted by start carry, for each prefix,
 // the one ending last and the one ending last among other owners: one of
 // the two covers [from, to] if any window of another owner does.
 func (k *keyHistory) coveredBy(owner string, from, to time.Duration) int {
 	if k.byStart == nil {
 		k.indexWindows()
 	}
-	i := sort.Search(len(k.byStart), func(i int) bool { return k.windows[k.byStart[i]].start > from }) - 1
+	i := sort.Search(len(k.byStart), func(i int) bool { return k.windows[k.byStart[i]].start >= from }) - 1
 	if i < 0 {
 		return -1
 	}
 	for _, n := range [2]int{k.last[i][0], k.last[i][1]} {
-		if n >= 0 && k.windows[n].end >= to && k.holds[k.windows[n].hold].owner != owner {
+		if n >= 0 && k.windows[n].end > to && k.holds[k.windows[n].hold].owner != owner {
 			return n
 		}
 	}
