@@ -16,8 +16,8 @@ import (
 // (issue 23 E1, E2): a queued waiter goes before every other acquirer, and
 // a waiter that hung up leaves the queue whatever it sent before.
 
-// waitersFirst, three times: H holds "{queue}" (LOCK.ACQUIRE through replica
-// 1); a ghost queues behind it through replica 2, sends one stray byte and
+// waitersFirst, three times: H holds "{queue}" (LOCK.ACQUIRE ... SESSION
+// through replica 1); a ghost queues behind it through replica 2, sends one stray byte and
 // hangs up; a live waiter W queues through replica 2; overtakers send SET NX
 // PX and LOCK.ACQUIRE (without WAIT) through both replicas all along. When
 // H releases, W must be granted, promptly (the ghost left the queue when it
@@ -27,7 +27,13 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	ctx := context.Background()
 	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
 	waiter := redis.NewClient(&redis.Options{Addr: addrs[1], MaxRetries: -1, ReadTimeout: 30 * time.Second})
-	for _, c := range []*redis.Client{cs[0], cs[1], waiter} {
+	// H holds a SESSION lock (one connection): renewed until H releases it,
+	// it never ends by expiry however slow the set-up, so every grant before
+	// W's is an overtaking. (With a 1.5 s lease, a loaded CI machine let H's
+	// lock expire while the ghost was being queued, and an overtaker took
+	// the free key, legally, before W had queued.)
+	holderConn := redis.NewClient(&redis.Options{Addr: addrs[0], MaxRetries: -1, PoolSize: 1, ReadTimeout: 10 * time.Second})
+	for _, c := range []*redis.Client{cs[0], cs[1], waiter, holderConn} {
 		defer c.Close()
 	}
 	const key, lease = "{queue}", 1500 * time.Millisecond
@@ -52,7 +58,7 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 		holder := fmt.Sprint("H", round)
 		var got nativeTry
 		for end := time.Now().Add(10 * time.Second); !got.ok && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-			got = lockAcquire(ctx, cs[0], key, holder, lease.Milliseconds())
+			got = lockAcquire(ctx, holderConn, key, holder, lease.Milliseconds(), "SESSION")
 		}
 		if !got.ok {
 			h.fail("not set up: round %d: the holder never got the key", round)
@@ -117,8 +123,10 @@ func waitersFirst(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			h.fail("not set up: round %d: the live waiter never queued", round)
 		}
 		release := time.Now()
-		h.attempt(key, holder, got.sent, got.replied, lease, true, nil, release)
-		_ = cs[0].Do(ctx, "LOCK.RELEASE", key, holder).Err()
+		h.attempt(key, holder, got.sent, got.replied, time.Hour, true, nil, release) // held until released
+		if n, err := holderConn.Do(ctx, "LOCK.RELEASE", key, holder).Int(); n != 1 || err != nil {
+			h.fail("round %d: the holder's session lock was lost before its release: %d, %v", round, n, err)
+		}
 		wg.Wait()
 		close(stop)
 		overtakers.Wait()
