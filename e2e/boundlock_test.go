@@ -16,16 +16,6 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
-// redisPyRelease is redis-py's Lock.LUA_RELEASE_SCRIPT (4.x), as it sends it.
-const redisPyRelease = `
-        local token = redis.call('get', KEYS[1])
-        if not token or token ~= ARGV[1] then
-            return 0
-        end
-        redis.call('del', KEYS[1])
-        return 1
-    `
-
 const boundLease = 1500 * time.Millisecond
 
 func boundHarness(t *testing.T) *harness.Harness {
@@ -65,10 +55,10 @@ func TestBoundLockRedisPyShape(t *testing.T) {
 	if err := b.Do(ctx, "SET", "py:nottl", "tokB", "NX").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("a second owner's SET NX = %v; want nil (taken)", err)
 	}
-	if n, err := b.Eval(ctx, redisPyRelease, []string{"py:nottl"}, "tokB").Int(); err != nil || n != 0 {
+	if n, err := b.Eval(ctx, clientScript(t, shaRedisPyRelease), []string{"py:nottl"}, "tokB").Int(); err != nil || n != 0 {
 		t.Fatalf("a foreign release = %d, %v; want 0", n, err)
 	}
-	if n, err := a.Eval(ctx, redisPyRelease, []string{"py:nottl"}, "tokA").Int(); err != nil || n != 1 {
+	if n, err := a.Eval(ctx, clientScript(t, shaRedisPyRelease), []string{"py:nottl"}, "tokA").Int(); err != nil || n != 1 {
 		t.Fatalf("redis-py's release = %d, %v; want 1", n, err)
 	}
 	wantPTTL(t, a, "py:nottl", -2)
@@ -80,7 +70,7 @@ func TestBoundLockRedisPyShape(t *testing.T) {
 	}
 	// A release on another connection than the acquire (a client's pool)
 	// takes the lock out of the renewer's book too: nothing sets it again.
-	if n, err := a.Eval(ctx, redisPyRelease, []string{"py:nottl"}, "tokB").Int(); err != nil || n != 1 {
+	if n, err := a.Eval(ctx, clientScript(t, shaRedisPyRelease), []string{"py:nottl"}, "tokB").Int(); err != nil || n != 1 {
 		t.Fatalf("release from another connection = %d, %v; want 1", n, err)
 	}
 	time.Sleep(3 * sessionTick)
@@ -171,7 +161,7 @@ func TestBoundLockReplicas(t *testing.T) {
 	if err := b.Do(ctx, "SET", "repl", "tokB", "NX").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("SET NX on the second replica = %v; want nil (taken)", err)
 	}
-	if n, err := a.Eval(ctx, redisPyRelease, []string{"repl"}, "tokA").Int(); err != nil || n != 1 {
+	if n, err := a.Eval(ctx, clientScript(t, shaRedisPyRelease), []string{"repl"}, "tokA").Int(); err != nil || n != 1 {
 		t.Fatalf("release = %d, %v", n, err)
 	}
 	wantPTTL(t, b, "repl", -2)

@@ -160,7 +160,7 @@ func TestExtendAfterTheWindowIsRefused(t *testing.T) {
 func TestRedissonHoldCountsSurviveMinorityOutages(t *testing.T) {
 	h := harness.New(t, 3, func(c *config.Config) { c.HealthInterval, c.NodeTimeout = 100*time.Millisecond, 200*time.Millisecond })
 	c, ctx := h.Client(), t.Context()
-	lockText, unlockText := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lockText, unlockText := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	const name, ch, lease = "{counts}", "redisson_lock__channel:{counts}", 30000
 	const o, p = "uuid-o:1", "uuid-p:1"
 	lock := func(owner string) (any, error) {

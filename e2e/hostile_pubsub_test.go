@@ -68,7 +68,7 @@ func TestPubSubIsolatesTenants(t *testing.T) {
 
 	// Redisson's unlock names its channel and latch as keys: they are the
 	// lock's, so they are alice's.
-	unlock := redissonScript(t, "redisson_unlock.lua")
+	unlock := clientScript(t, shaRUnlock)
 	if err := alice.Eval(ctx, unlock, []string{"a:lock", "redisson_lock__channel:{a:lock}", "redisson_unlock_latch:{a:lock}:1"},
 		0, 30000, "uuid:1", "publish", 1000).Err(); err != nil && err != redis.Nil {
 		t.Fatalf("alice's Redisson unlock of her own lock = %v; want nil (not held), never NOPERM", err)

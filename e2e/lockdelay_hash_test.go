@@ -25,7 +25,7 @@ func TestRedissonLockKeepsLockDelay(t *testing.T) {
 	h := harness.New(t, 3, func(c *config.Config) { c.LockDelay = lockDelay; c.NativeLockDelay = 0 })
 	r := h.Client()
 	ctx := t.Context()
-	lock, renew, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_renew.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, renew, unlock := clientScript(t, shaRLock), clientScript(t, shaRRenew), clientScript(t, shaRUnlock)
 	take := func(key, owner string, lease int) error {
 		t.Helper()
 		res, err := r.Eval(ctx, lock, []string{key}, lease, owner).Result()

@@ -50,7 +50,7 @@ func TestRetryAnsweredStillHeldOnlyFromAQuorumOfHolders(t *testing.T) {
 	servers, h1, h2 := hookedPair(t, 3, hook, func(c *config.Config) { c.LockDelay = 0 })
 	r1, r2 := h1.Client(), h2.Client()
 	ctx := t.Context()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	redissonWarm(t, r1, r2)
 	state := func(when string) { hashState(t, servers, key, latch, when) }
 	taken := time.Now()

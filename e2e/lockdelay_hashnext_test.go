@@ -64,7 +64,7 @@ func TestLateFinishingNeverTouchesTheOwnersNextLock(t *testing.T) {
 	r1 := h1.Client(func(o *redis.Options) { o.PoolSize = 2 })
 	r2 := h2.Client(func(o *redis.Options) { o.PoolSize = 2 })
 	ctx := t.Context()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	redissonWarm(t, r1, r2)
 	state := func(when string) { hashState(t, servers, key, "", when) }
 	take := func(what string) {

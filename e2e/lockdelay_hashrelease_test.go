@@ -71,7 +71,7 @@ func (rig *hashDelayRig) state(t *testing.T, key, when string) {
 func redissonWarm(t *testing.T, replicas ...*redis.Client) {
 	t.Helper()
 	ctx := t.Context()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	for i, r := range replicas {
 		w := fmt.Sprintf("{warm%d}", i+1)
 		harness.Eventually(t, "replica ready", func() bool { return r.Eval(ctx, lock, []string{w}, 5000, "w:1").Err() == redis.Nil })
@@ -104,7 +104,7 @@ func hashState(t *testing.T, servers []*redistest.Server, key, latch, when strin
 // where the renewal did not reach.
 func (rig *hashDelayRig) lockOn012(t *testing.T, key, owner string, lease time.Duration, holds int, renewed ...int) time.Time {
 	ctx := t.Context()
-	lock, renew := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_renew.lua")
+	lock, renew := clientScript(t, shaRLock), clientScript(t, shaRRenew)
 	rig.refuse.Store(true)
 	invoked := time.Now()
 	for i := range holds {
@@ -165,7 +165,7 @@ func TestHashUnlockOnOneOfFiveKeepsLockDelay(t *testing.T) {
 	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0)
 	rig.state(t, key, "after the lease ended")
 
-	unlock := redissonScript(t, "redisson_unlock.lua")
+	unlock := clientScript(t, shaRUnlock)
 	rig.servers[3].Pause()
 	rig.servers[4].Pause()
 	res, err := rig.r2.Eval(ctx, unlock, []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
@@ -210,7 +210,7 @@ func TestNotHeldHashReleaseKeepsLockDelay(t *testing.T) {
 	const key, owner, lease, delay = "{hd:nil}", "uuid-h:1", 1500 * time.Millisecond, 5 * time.Second
 	rig := newHashDelayRig(t, key, owner, delay, 2)
 	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0, 1)
-	unlock := redissonScript(t, "redisson_unlock.lua")
+	unlock := clientScript(t, shaRUnlock)
 	res, err := rig.r2.Eval(t.Context(), unlock, []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
 		0, lease.Milliseconds(), owner, "publish", 10000).Result()
 	t.Logf("unlock through replica 2 = %v, %v", res, err)
@@ -255,8 +255,7 @@ func TestRedisson310UnlockKeepsLockDelay(t *testing.T) {
 	)
 	rig := newHashDelayRig(t, key, owner, delay, 2)
 	windowEnd := rig.lockOn012(t, key, owner, lease, 1, 0, 1)
-	unlock := redissonScript(t, "redisson_unlock_3.10.lua")
-	res, err := rig.r2.Eval(t.Context(), unlock, []string{key, "redisson_lock__channel:" + key}, 0, lease.Milliseconds(), owner).Result()
+	res, err := rig.r2.EvalSha(t.Context(), shaRUnlock310, []string{key, "redisson_lock__channel:" + key}, 0, lease.Milliseconds(), owner).Result()
 	t.Logf("3.10 unlock through replica 2 = %v, %v", res, err)
 	rig.refusedWithinDelay(t, key, owner, windowEnd, delay, "the lock lived on 0 and 1 only (2 of 5) and expired unreleased on the majority; the 3.10 unlock deleted it there")
 }
@@ -293,7 +292,7 @@ func TestRetriedUnlockAnsweredFromLatchFreesTheLock(t *testing.T) {
 	servers, h1, h2 := hookedPair(t, 3, hook, func(c *config.Config) { c.LockDelay = 3 * time.Second })
 	r1, r2 := h1.Client(), h2.Client()
 	ctx := t.Context()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	redissonWarm(t, r1, r2)
 	state := func(when string) { hashState(t, servers, key, latch, when) }
 	if err := r1.Eval(ctx, lock, []string{key}, 20000, owner).Err(); err != redis.Nil {

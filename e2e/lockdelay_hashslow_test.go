@@ -35,7 +35,7 @@ func releasedWithAStalledHolder(t *testing.T, key string, stall, patience time.D
 	rig := newHashDelayRig(t, key, owner, delay)
 	ctx := t.Context()
 	rig.refuse.Store(true)
-	if err := rig.r1.Eval(ctx, redissonScript(t, "redisson_lock.lua"), []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {
+	if err := rig.r1.Eval(ctx, clientScript(t, shaRLock), []string{key}, lease.Milliseconds(), owner).Err(); err != redis.Nil {
 		t.Fatalf("Redisson lock = %v; want nil (granted)", err)
 	}
 	harness.Eventually(t, "backends 3 and 4 refused the lock", func() bool { return rig.refused.Load() >= 2 })
@@ -48,7 +48,7 @@ func releasedWithAStalledHolder(t *testing.T, key string, stall, patience time.D
 		time.Sleep(stall)
 		rig.servers[2].Resume()
 	}()
-	res, err := rig.r2.Eval(ctx, redissonScript(t, "redisson_unlock.lua"), []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
+	res, err := rig.r2.Eval(ctx, clientScript(t, shaRUnlock), []string{key, "redisson_lock__channel:" + key, "redisson_unlock_latch:" + key + ":1"},
 		0, lease.Milliseconds(), owner, "publish", 10000).Result()
 	t.Logf("unlock through replica 2 (backend 2 stalled %v) = %v, %v", stall, res, err)
 	if err != nil || res != int64(1) {

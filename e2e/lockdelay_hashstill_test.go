@@ -28,9 +28,8 @@ func TestStillHeldUnlock310DoesNotReviveAnExpiredLock(t *testing.T) {
 	rig := newHashDelayRig(t, key, owner, delay, 1, 2)
 	windowEnd := rig.lockOn012(t, key, owner, lease, 2, 0)
 	rig.state(t, key, "after the lease ended on 1 and 2")
-	unlock := redissonScript(t, "redisson_unlock_3.10.lua")
 	for i := range 2 {
-		res, err := rig.r2.Eval(t.Context(), unlock, []string{key, "redisson_lock__channel:" + key}, 0, lease.Milliseconds(), owner).Result()
+		res, err := rig.r2.EvalSha(t.Context(), shaRUnlock310, []string{key, "redisson_lock__channel:" + key}, 0, lease.Milliseconds(), owner).Result()
 		t.Logf("3.10 unlock #%d through replica 2 = %v, %v", i+1, res, err)
 		rig.state(t, key, "after the unlock")
 	}
@@ -56,7 +55,7 @@ func TestStillHeldUnlockDoesNotReviveAnExpiredLock(t *testing.T) {
 	rig := newHashDelayRig(t, key, owner, delay, 1, 2)
 	windowEnd := rig.lockOn012(t, key, owner, lease, 2, 0)
 	rig.state(t, key, "after the lease ended on 1 and 2")
-	unlock := redissonScript(t, "redisson_unlock.lua")
+	unlock := clientScript(t, shaRUnlock)
 	for i := range 2 {
 		if i == 0 {
 			rig.servers[3].Pause()

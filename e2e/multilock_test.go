@@ -34,7 +34,7 @@ func multiLockLease(t *testing.T, force bool) {
 	h := harness.New(t, 5, func(c *config.Config) { c.AllowForceRelease = force })
 	c := h.Client()
 	ctx := t.Context()
-	lock := redissonScript(t, "redisson_lock.lua")
+	lock := clientScript(t, shaRLock)
 	owner := "8f1d2c3b-uuid:1"
 	members := []string{"{ml}:a", "{ml}:b"}
 	for _, k := range members { // Redisson takes them for twice the wait time: 2 s
@@ -98,7 +98,7 @@ func multiLockLease(t *testing.T, force bool) {
 		t.Errorf("lease of a string lock = %d, %v; want 0", n, err)
 	}
 	// The family is served whole: the members unlock as RLock's do.
-	unlock := redissonScript(t, "redisson_unlock.lua")
+	unlock := clientScript(t, shaRUnlock)
 	for _, k := range members {
 		n, err := c.Eval(ctx, unlock, []string{k, "redisson_lock__channel:" + k, "redisson_unlock_latch:" + k + ":r1"}, 0, 30000, owner, "PUBLISH", 13500).Int()
 		if err != nil || n != 1 {

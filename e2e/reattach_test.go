@@ -139,7 +139,7 @@ func TestReattachProbes(t *testing.T) {
 	viaA, viaB := h.Client(), replicaAt(t, addrB)
 
 	// A Redisson hash lock.
-	lock := redissonScript(t, "redisson_lock.lua")
+	lock := clientScript(t, shaRLock)
 	if err := viaA.Eval(ctx, lock, []string{"{hash}"}, 10000, "uuid:1").Err(); !errors.Is(err, redis.Nil) {
 		t.Fatalf("Redisson lock = %v", err)
 	}

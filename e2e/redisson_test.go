@@ -1,9 +1,8 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -16,27 +15,35 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
 )
 
-// Redisson's scripts of every version 3.10-3.52 are known byte for byte
-// (their SHA1s checked against Redisson's source; 3.23.4's also seen on the
-// wire from the real client, whose session TestTranscripts replays), so
-// these tests send exactly what Redisson sends, and compare the proxy with
-// one plain redis-server running the very same scripts: each reply through
-// the proxy must be the one a single Redis gives.
-
-func redissonScript(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("proxy", "clientscripts", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
+// Redisson's scripts of every version 3.10-3.52 are known by SHA1 (checked
+// against Redisson's source; 3.23.4's and 3.52.0's also seen on the wire from
+// the real clients, whose sessions TestTranscripts replays), so these tests
+// send what Redisson sends, and compare the proxy with one plain
+// redis-server running the very same scripts: each reply through the proxy
+// must be the one a single Redis gives. A text no recording carries (the
+// versions before 3.22, which cannot be built here) goes to the proxy by
+// EVALSHA, and one Redis runs a recorded script of the same effect in its
+// place (twin), or its reply is the one Redis gave that text (fixed).
 
 // redissonCall is one command of a Redisson session.
 type redissonCall struct {
-	what string
-	args []any
-	ttl  bool // the reply is a PTTL: compare it as "a positive TTL up to the lease"
+	what    string
+	args    []any
+	ttl     bool  // the reply is a PTTL: compare it as "a positive TTL up to the lease"
+	bySHA   bool  // sent by EVALSHA: one Redis lacks the text
+	twin    []any // what one Redis runs in its place
+	fixed   bool  // or the reply one Redis gave the text: want, wantErr
+	want    any
+	wantErr string
+}
+
+// twin has one Redis run o's call in place of c's.
+func twin(c, o redissonCall) redissonCall { c.twin = o.args; return c }
+
+// fixed gives c the reply one Redis (redis-server 7.0.15) gave its text.
+func fixed(c redissonCall, want any, wantErr string) redissonCall {
+	c.fixed, c.want, c.wantErr = true, want, wantErr
+	return c
 }
 
 func evalCall(what, script string, keys []string, argv ...any) redissonCall {
@@ -53,19 +60,19 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 	direct := redistest.Start(t, 1)[0].Client()
 
 	var (
-		lock      = evalScript(t, "redisson_lock.lua")
-		lock312   = evalScript(t, "redisson_lock_3.12.lua")
-		lock310   = evalScript(t, "redisson_lock_3.10.lua")
-		unlock    = evalScript(t, "redisson_unlock.lua")
-		unlock3   = evalScript(t, "redisson_unlock_3.10.6.lua")
-		unlock322 = evalScript(t, "redisson_unlock_3.22.lua")
-		tryFenced = evalScript(t, "redisson_fenced_trylock.lua")
-		unlock310 = evalScript(t, "redisson_unlock_3.10.lua")
-		renew     = evalScript(t, "redisson_renew.lua")
-		batch     = evalScript(t, "redisson_renew_batch.lua")
-		force     = evalScript(t, "redisson_forceunlock.lua")
-		forceOld  = evalScript(t, "redisson_forceunlock_3.10.6.lua")
-		fenced    = evalScript(t, "redisson_fenced_lock.lua")
+		lock      = evalScript(t, shaRLock, 1)
+		lock312   = evalScript(t, shaRLock312, 1)
+		lock310   = evalScript(t, shaRLock310, 1)
+		unlock    = evalScript(t, shaRUnlock, 3)
+		unlock3   = evalScript(t, shaRUnlock3106, 2)
+		unlock322 = evalScript(t, shaRUnlock322, 2)
+		tryFenced = evalScript(t, shaRFencedTry, 2)
+		unlock310 = evalScript(t, shaRUnlock310, 2)
+		renew     = evalScript(t, shaRRenew, 1)
+		batch     = evalScript(t, shaRBatch, 2)
+		force     = evalScript(t, shaRForce, 2)
+		forceOld  = evalScript(t, shaRForceOld, 2)
+		fenced    = evalScript(t, shaRFencedLock, 2)
 	)
 	const (
 		name  = "{orders}"
@@ -80,7 +87,7 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 		lock("A locks", name, lease, a),
 		ttlCall(lock("B is refused with A's PTTL", name, lease, b)),
 		lock312("A re-enters (3.12 text)", name, lease, a),
-		lock310("A re-enters (3.10 text)", name, lease, a),
+		twin(lock310("A re-enters (3.10 text)", name, lease, a), lock("", name, lease, a)),
 		{what: "hold count", args: []any{"hget", name, a}},
 		{what: "A holds it", args: []any{"hexists", name, a}},
 		{what: "B does not", args: []any{"hexists", name, b}},
@@ -93,23 +100,23 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 		unlock("A gives up one hold: 0", name, ch, latch(2), 0, lease, a, "publish", 10000),
 		unlock("a retried unlock answers from the latch", name, ch, latch(2), 0, lease, a, "publish", 10000),
 		{what: "hold count after the retry", args: []any{"hget", name, a}},
-		unlock3("A gives up another (3.10.6 text)", name, ch, 0, lease, a),
+		twin(unlock3("A gives up another (3.10.6 text)", name, ch, 0, lease, a), unlock322("", name, ch, 0, lease, a, "PUBLISH")),
 		lock("A re-enters", name, lease, a),
 		unlock322("A gives up one (3.22 text, no latch): 0", name, ch, 0, lease, a, "PUBLISH"),
 		unlock322("B cannot (3.22 text): nil", name, ch, 0, lease, b, "PUBLISH"),
 		unlock("A releases: 1", name, ch, latch(3), 0, lease, a, "publish", 10000),
 		{what: "free", args: []any{"exists", name}},
 		unlock("A again: nil", name, ch, latch(4), 0, lease, a, "publish", 10000),
-		unlock310("3.10.0 text on a free lock: 1", name, ch, 0, lease, a),
+		fixed(unlock310("3.10.0 text on a free lock: 1", name, ch, 0, lease, a), int64(1), ""),
 		lock("B locks", name, lease, b),
 		force("forceUnlock", name, ch, 0, "publish"),
-		forceOld("forceUnlock of a free lock", name, ch, 0),
-		fenced("fenced lock()", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
-		{what: "its token", args: []any{"get", "redisson_lock_token:{orders}f"}},
-		ttlCall(fenced("fenced lock() by another", "{orders}f", "redisson_lock_token:{orders}f", lease, b)),
-		fenced("fenced re-entry", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
-		{what: "token after re-entry", args: []any{"get", "redisson_lock_token:{orders}f"}},
-		{what: "GET of a hash lock", args: []any{"get", name + "f"}},
+		twin(forceOld("forceUnlock of a free lock", name, ch, 0), force("", name, ch, 0, "publish")),
+		fixed(fenced("fenced lock()", "{orders}f", "redisson_lock_token:{orders}f", lease, a), nil, "redis: nil"),
+		fixed(redissonCall{what: "its token", args: []any{"get", "redisson_lock_token:{orders}f"}}, "1", ""),
+		fixed(ttlCall(fenced("fenced lock() by another", "{orders}f", "redisson_lock_token:{orders}f", lease, b)), int64(lease), ""),
+		fixed(fenced("fenced re-entry", "{orders}f", "redisson_lock_token:{orders}f", lease, a), nil, "redis: nil"),
+		fixed(redissonCall{what: "token after re-entry", args: []any{"get", "redisson_lock_token:{orders}f"}}, "2", ""),
+		fixed(redissonCall{what: "GET of a hash lock", args: []any{"get", name + "f"}}, nil, "WRONGTYPE Operation against a key holding the wrong kind of value"),
 		tryFenced("fenced tryLock: {-1, token}", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
 		ttlCall(tryFenced("fenced tryLock by another: {pttl, -1}", "{orders}t", "redisson_lock_token:{orders}t", lease, b)),
 		tryFenced("fenced tryLock re-entry", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
@@ -119,7 +126,21 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 	}
 	ctx := t.Context()
 	for _, call := range session {
-		want, wantErr := direct.Do(ctx, call.args...).Result()
+		var want any
+		var wantErr error
+		switch {
+		case call.fixed:
+			want = call.want
+			if call.wantErr != "" {
+				wantErr = errors.New(call.wantErr)
+			}
+		case call.twin != nil:
+			want, wantErr = direct.Do(ctx, call.twin...).Result()
+		case call.bySHA:
+			t.Fatalf("%s: one Redis lacks its text: give it a twin or the reply it gave", call.what)
+		default:
+			want, wantErr = direct.Do(ctx, call.args...).Result()
+		}
 		got, gotErr := proxied.Do(ctx, call.args...).Result()
 		if call.ttl {
 			want, got = asLease(want, lease), asLease(got, lease)
@@ -133,7 +154,7 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 		t.Logf("%-45s %v %v", call.what, got, gotErr)
 	}
 	// The backends keep Redisson's layout: a hash of owner -> holds.
-	if _, err := proxied.Do(ctx, "eval", redissonScript(t, "redisson_lock.lua"), 1, "{layout}", lease, a).Result(); err != redis.Nil {
+	if _, err := proxied.Do(ctx, "eval", clientScript(t, shaRLock), 1, "{layout}", lease, a).Result(); err != redis.Nil {
 		t.Fatal(err)
 	}
 	harness.Eventually(t, "every backend holds the hash", func() bool {
@@ -146,21 +167,25 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 	})
 }
 
-func evalScript(t *testing.T, file string) func(what string, args ...any) redissonCall {
-	text := redissonScript(t, file)
-	keys := map[string]int{"redisson_unlock.lua": 3, "redisson_unlock_3.10.6.lua": 2, "redisson_unlock_3.10.lua": 2,
-		"redisson_forceunlock.lua": 2, "redisson_forceunlock_3.10.6.lua": 2, "redisson_fenced_lock.lua": 2, "redisson_renew_batch.lua": 2,
-		"redisson_unlock_3.22.lua": 2, "redisson_fenced_trylock.lua": 2}
+// evalScript calls a Redisson script with nkeys KEYS: by its recorded
+// text, or by EVALSHA where no recording carries it.
+func evalScript(t *testing.T, sha string, nkeys int) func(what string, args ...any) redissonCall {
+	texts, err := recordedTexts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, recorded := texts[sha]
 	return func(what string, args ...any) redissonCall {
-		n := keys[file]
-		if n == 0 {
-			n = 1
-		}
-		k := make([]string, n)
+		k := make([]string, nkeys)
 		for i := range k {
 			k[i] = args[i].(string)
 		}
-		return evalCall(what, text, k, args[n:]...)
+		if recorded {
+			return evalCall(what, text, k, args[nkeys:]...)
+		}
+		c := evalCall(what, sha, k, args[nkeys:]...)
+		c.args[0], c.bySHA = "evalsha", true
+		return c
 	}
 }
 
@@ -189,7 +214,7 @@ func TestRedissonWaiterWakesAcrossReplicas(t *testing.T) {
 	replicaB := redis.NewClient(&redis.Options{Addr: addr2, MaxRetries: -1})
 	t.Cleanup(func() { _ = replicaB.Close() })
 	ctx := t.Context()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	const name, ch, lease = "{jobs}", "redisson_lock__channel:{jobs}", 20000
 
 	if err := replicaA.Eval(ctx, lock, []string{name}, lease, "a:1").Err(); err != redis.Nil {
@@ -240,7 +265,7 @@ func TestRedissonWaiterWakesAcrossReplicas(t *testing.T) {
 func TestRedissonContention(t *testing.T) {
 	h := harness.New(t, 5, nil)
 	_, second := h.Serve()
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	const name, ch, lease, workers, rounds = "{contended}", "redisson_lock__channel:{contended}", 10000, 6, 4
 	var (
 		mu      sync.Mutex

@@ -167,7 +167,7 @@ func TestRedissonLockWaitsOutTheLockDelay(t *testing.T) {
 	if ok, _ := r.SetNX(ctx, key, "plain-b", 1000*time.Millisecond).Result(); ok {
 		t.Fatal("SET NX inside the lock-delay granted")
 	}
-	res, err := r.Eval(ctx, redissonScript(t, "redisson_lock_3.12.lua"), []string{key}, 30000, "uuid-c:1").Result()
+	res, err := r.Eval(ctx, clientScript(t, shaRLock312), []string{key}, 30000, "uuid-c:1").Result()
 	if err == redis.Nil {
 		t.Fatalf("Redisson lock by uuid-c:1 granted ~0.4 s after native-a's lock expired unreleased, inside its 5 s lock-delay")
 	}

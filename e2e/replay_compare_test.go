@@ -80,6 +80,10 @@ func compareReplies(t *testing.T, tr *transcript.Transcript, viaProxy, viaRedis 
 	subscribed := map[int]bool{}
 	inRun := map[int]bool{} // replies judged as a retry loop's, not one by one
 	var tokens tokenOrder
+	first, second := "proxy", "redis-server"
+	if tr.Upstream == "redis" { // replayOnRedis: two plain redis-servers
+		first, second = "one redis-server", "another"
+	}
 	if !tr.Racy {
 		for _, run := range retryRuns(t, tr) {
 			for _, i := range run {
@@ -87,7 +91,7 @@ func compareReplies(t *testing.T, tr *transcript.Transcript, viaProxy, viaRedis 
 			}
 			line, n := run[0]+2, len(run)
 			wait, final := recordedReply(t, tr, run[0]), recordedReply(t, tr, run[n-1])
-			for name, got := range map[string][]resp.Value{"proxy": viaProxy, "redis-server": viaRedis} {
+			for name, got := range map[string][]resp.Value{first: viaProxy, second: viaRedis} {
 				if a, ok := waitThenFinal(got, run, wait, final, tr.LeaseMS); !ok || a < n/2 {
 					t.Errorf("line %d: a retry loop of %d attempts: %s answered %d waits then the final answer (ok=%v); the real client was given %d waits then %v",
 						line, n, name, a, ok, n-1, final)
@@ -130,10 +134,10 @@ func compareReplies(t *testing.T, tr *transcript.Transcript, viaProxy, viaRedis 
 		}
 		tokens.check(t, line, rule, viaProxy[i], viaRedis[i], recorded, tr.Racy)
 		if rule != handshakeReply && !sameReply(viaProxy[i], viaRedis[i], rule, tr.LeaseMS) {
-			t.Errorf("line %d, %q: proxy answered %v, redis-server %v", line, what, viaProxy[i], viaRedis[i])
+			t.Errorf("line %d, %q: %s answered %v, %s %v", line, what, first, viaProxy[i], second, viaRedis[i])
 		}
 		if !tr.Racy && !sameReply(viaProxy[i], recorded, rule, tr.LeaseMS) {
-			t.Errorf("line %d, %q: proxy answered %v, the real client was given %v", line, what, viaProxy[i], recorded)
+			t.Errorf("line %d, %q: %s answered %v, the real client was given %v", line, what, first, viaProxy[i], recorded)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bufio"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -36,6 +35,10 @@ func TestTranscripts(t *testing.T) {
 			tr, err := transcript.Load(file)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tr.Upstream == "redis" {
+				replayOnRedis(t, tr)
+				return
 			}
 			h := harness.New(t, 5, func(c *config.Config) {
 				if tr.Users {
@@ -88,23 +91,36 @@ func labACL(t *testing.T, s *redistest.Server) {
 // noReply stands for a reply that never came.
 var noReply = resp.Value{Kind: '-', Str: "NOREPLY nothing came back within 15s"}
 
-// loadClientScripts caches every client script the proxy knows by its text
-// (proxy/clientscripts) in a plain redis-server: the proxy answers their
-// EVALSHA on a fresh replica, as one Redis does once any client loaded them.
+// loadClientScripts caches every client script the recorded sessions carry
+// in a plain redis-server: the proxy answers their EVALSHA on a fresh
+// replica, as one Redis does once any client loaded them.
 func loadClientScripts(t *testing.T, s *redistest.Server) {
-	files, err := filepath.Glob("proxy/clientscripts/*.lua")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no client scripts: %v", err)
+	texts, err := recordedTexts()
+	if err != nil {
+		t.Fatal(err)
 	}
 	c := s.Client()
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err == nil {
-			err = c.ScriptLoad(t.Context(), string(text)).Err()
+	for sha, text := range texts {
+		if err := c.ScriptLoad(t.Context(), text).Err(); err != nil {
+			t.Fatalf("%s: %v", sha, err)
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
+	}
+}
+
+// replayOnRedis replays a session recorded against one plain redis-server
+// (Upstream "redis") against two fresh ones, whose script caches are empty
+// as that one's was: both must give the replies the client was given. (The
+// proxy knows every script by its SHA1, so it would answer the EVALSHA that
+// was refused, and take the client's fallback for a second call.)
+func replayOnRedis(t *testing.T, tr *transcript.Transcript) {
+	servers := redistest.Start(t, 2)
+	if tr.Users {
+		labACL(t, servers[0])
+		labACL(t, servers[1])
+	}
+	got := replay(t, tr, []string{servers[0].Addr}, []string{servers[1].Addr})
+	if !t.Failed() {
+		compareReplies(t, tr, got[0], got[1])
 	}
 }
 

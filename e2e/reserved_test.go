@@ -87,7 +87,7 @@ func TestReservedNamesRefusedOnEveryPath(t *testing.T) {
 	if i := strings.Index(runID, "run_id:"); i >= 0 {
 		runID = strings.Fields(runID[i+len("run_id:"):])[0]
 	}
-	unlock := redissonScript(t, "docs_unlock.lua")
+	unlock := clientScript(t, shaDocsUnlock)
 	sha, err := c.ScriptLoad(ctx, unlock).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -126,11 +126,11 @@ func TestReservedNamesRefusedOnEveryPath(t *testing.T) {
 		{"LOCK.TOKEN", []any{"LOCK.TOKEN", tokenKey}},
 		{"REDLOCK FORCEUNLOCK", []any{"REDLOCK", "FORCEUNLOCK", tokenKey}},
 		{"REDLOCK LOCKS of the prefix", []any{"REDLOCK", "LOCKS", quorum.InternalPrefix}},
-		{"node-redlock multi-key acquire", []any{"EVAL", redissonScript(t, "noderedlock5_acquire.lua"), 2, "free", tokenKey, "me", 10000}},
-		{"Redisson fenced lock counting in the counter", []any{"EVAL", redissonScript(t, "redisson_fenced_lock.lua"), 2, "rfenced", tokenKey, 10000, "me:1"}},
-		{"Redisson unlock publishing on a waiter channel", []any{"EVAL", redissonScript(t, "redisson_unlock.lua"), 3, "rlock", waitCh, "latch:1", 0, 10000, "me:1", "PUBLISH", 10000}},
-		{"Redisson unlock with a reserved latch", []any{"EVAL", redissonScript(t, "redisson_unlock.lua"), 3, "rlock", "ch", quorum.InternalPrefix + "latch", 0, 10000, "me:1", "PUBLISH", 10000}},
-		{"Redisson forceUnlock of the marker", []any{"EVAL", redissonScript(t, "redisson_forceunlock.lua"), 2, quorum.IntactKey, "ch", 0}},
+		{"node-redlock multi-key acquire", []any{"EVAL", clientScript(t, shaRedlock5Acq), 2, "free", tokenKey, "me", 10000}},
+		{"Redisson fenced lock counting in the counter", []any{"EVALSHA", shaRFencedLock, 2, "rfenced", tokenKey, 10000, "me:1"}},
+		{"Redisson unlock publishing on a waiter channel", []any{"EVAL", clientScript(t, shaRUnlock), 3, "rlock", waitCh, "latch:1", 0, 10000, "me:1", "PUBLISH", 10000}},
+		{"Redisson unlock with a reserved latch", []any{"EVAL", clientScript(t, shaRUnlock), 3, "rlock", "ch", quorum.InternalPrefix + "latch", 0, 10000, "me:1", "PUBLISH", 10000}},
+		{"Redisson forceUnlock of the marker", []any{"EVAL", clientScript(t, shaRForce), 2, quorum.IntactKey, "ch", 0}},
 		{"Spring release-notify on a reserved channel (ARGV)", []any{"EVALSHA", "7a71e9443a2a41539fb115a5a27d5a748a871aed", 1, "spring", "me", waitCh}},
 		{"PUBLISH on a waiter channel", []any{"PUBLISH", waitCh, "released"}},
 	}
@@ -233,7 +233,7 @@ func TestFencingCounterCannotBeReset(t *testing.T) {
 	}
 	v, err := c.Get(ctx, quorum.TokenKey).Result()
 	refusedAsReserved(t, "GET "+quorum.TokenKey+" (read "+v+")", err)
-	n, err := c.Eval(ctx, redissonScript(t, "docs_unlock.lua"), []string{quorum.TokenKey}, v).Result()
+	n, err := c.Eval(ctx, clientScript(t, shaDocsUnlock), []string{quorum.TokenKey}, v).Result()
 	refusedAsReserved(t, fmt.Sprint("compare-and-delete of ", quorum.TokenKey, " (answered ", n, ")"), err)
 	tok, err := c.Do(ctx, "LOCK.ACQUIRE", "reset", "me", 60000).Int64()
 	if err != nil || tok <= last {

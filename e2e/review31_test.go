@@ -183,7 +183,7 @@ func TestReview31BoundLockReleasedByEveryReleaseStaysReleased(t *testing.T) {
 	a := oneConn(h)
 	releases := map[string]func(key string) (any, error){
 		"node-redlock v5 release": func(key string) (any, error) {
-			return a.Eval(ctx, redissonScript(t, "noderedlock5_release.lua"), []string{key}, "tokA").Result()
+			return a.Eval(ctx, clientScript(t, shaRedlock5Rel), []string{key}, "tokA").Result()
 		},
 		"bsm/redislock v0.10 release": func(key string) (any, error) {
 			return a.EvalSha(ctx, "9470c810040e272ee6c579d8d4331aaf6332a7b1", []string{key}, "tokA").Result()

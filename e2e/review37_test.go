@@ -141,7 +141,7 @@ func TestReview37FailedMultiKeyExtendPinsNothing(t *testing.T) {
 	if err := a.Do(ctx, "SET", k1, "tokA", "NX").Err(); err != nil {
 		t.Fatal(err)
 	}
-	n, err := b.Eval(ctx, redissonScript(t, "noderedlock5_extend.lua"), []string{k1, k2}, "tokA", 60000).Int()
+	n, err := b.Eval(ctx, clientScript(t, shaRedlock5Ext), []string{k1, k2}, "tokA", 60000).Int()
 	if err != nil || n != 0 {
 		t.Fatalf("multi-key extend with one key not held = %d, %v; want 0", n, err)
 	}

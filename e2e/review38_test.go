@@ -42,7 +42,7 @@ func multiKeyRollbackVsPin(t *testing.T, how string) {
 	h := harness.New(t, 5, nil)
 	ctx := t.Context()
 	a, b, c := oneConn(h), oneConn(h), oneConn(h)
-	acquire := redissonScript(t, "noderedlock5_acquire.lua")
+	acquire := clientScript(t, shaRedlock5Acq)
 	value := "tokA"
 	if how == "bsm-v10" {
 		value = "tokA-m1"

@@ -83,7 +83,7 @@ func TestReview3xFailedMultiKeyExtendKeepsTheSession(t *testing.T) {
 			if err := a.Do(ctx, acquire...).Err(); err != nil {
 				t.Fatal(err)
 			}
-			n, err := b.Eval(ctx, redissonScript(t, "noderedlock5_extend.lua"), []string{k1, k2}, "tokA", 300).Int()
+			n, err := b.Eval(ctx, clientScript(t, shaRedlock5Ext), []string{k1, k2}, "tokA", 300).Int()
 			if err != nil || n != 0 {
 				t.Skipf("multi-key extend with one key not held = %d, %v; want 0", n, err)
 			}

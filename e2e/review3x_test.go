@@ -175,7 +175,7 @@ func TestReview3xReleasedThroughAnotherReplicaStaysReleased(t *testing.T) {
 			if how == "session" {
 				n, err = b.Do(ctx, "LOCK.RELEASE", key, "tokA").Int()
 			} else {
-				n, err = release(ctx, redisPyRelease, []string{key}, "tokA").Int()
+				n, err = release(ctx, clientScript(t, shaRedisPyRelease), []string{key}, "tokA").Int()
 			}
 			if err != nil || n != 1 {
 				t.Fatalf("release through another replica = %d, %v; want 1", n, err)

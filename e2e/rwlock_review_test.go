@@ -358,7 +358,7 @@ func TestRWHostileMixesHeld(t *testing.T) {
 	c := h.Client()
 	ctx := t.Context()
 	s := loadRWScripts(t)
-	rlock, rrenew := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_renew.lua")
+	rlock, rrenew := clientScript(t, shaRLock), clientScript(t, shaRRenew)
 	granted := func(err error) bool { return err == redis.Nil }
 	const w = "rw:{hostile-w}"
 	if !rwTry(t, c, s, w, "u:1:write", true, 20000) {

@@ -217,7 +217,7 @@ func reentrantOutages(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	p1, p2 := suiteClients(addrs)
 	defer p1.Close()
 	defer p2.Close()
-	lockText, unlockText := redissonScript(e.t, "redisson_lock.lua"), redissonScript(e.t, "redisson_unlock.lua")
+	lockText, unlockText := clientScript(e.t, shaRLock), clientScript(e.t, shaRUnlock)
 	const name, ch, lease = "{reentrant}", "redisson_lock__channel:{reentrant}", suiteMaxTTL
 	lock := func(c *redis.Client, owner string) error {
 		return c.Eval(ctx, lockText, []string{name}, lease.Milliseconds(), owner).Err()

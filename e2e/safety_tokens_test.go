@@ -28,7 +28,7 @@ func tokensAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
 	defer cs[0].Close()
 	defer cs[1].Close()
-	unlockText := redissonScript(e.t, "redisson_unlock.lua")
+	unlockText := clientScript(e.t, shaRUnlock)
 	const tryLockSHA = "49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45"
 	const name, tokens, lease = "{fenced}", "redisson_lock_token:{fenced}", 1500 * time.Millisecond
 	var last, lastNative int64

@@ -144,7 +144,7 @@ func TestSelectRedissonChannelIsGlobal(t *testing.T) {
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	lock, unlock := redissonScript(t, "redisson_lock.lua"), redissonScript(t, "redisson_unlock.lua")
+	lock, unlock := clientScript(t, shaRLock), clientScript(t, shaRUnlock)
 	if err := nine.Eval(ctx, lock, []string{"{r}"}, 30000, "uuid:1").Err(); err != redis.Nil {
 		t.Fatalf("Redisson lock in db 9 = %v; want nil (granted)", err)
 	}
@@ -194,7 +194,7 @@ func TestSelectScriptDatabase(t *testing.T) {
 	ctx := t.Context()
 	zero := h.Client()
 	nine := h.Client(func(o *redis.Options) { o.DB = 9 })
-	acquire, release := redissonScript(t, "sesamecare_acquire.lua"), redissonScript(t, "sesamecare_release.lua")
+	acquire, release := clientScript(t, shaSesameAcq), clientScript(t, shaSesameRel)
 	if n, err := zero.Eval(ctx, acquire, []string{"s"}, 9, "v9", 30000).Int(); n != 1 || err != nil {
 		t.Fatalf("acquire selecting db 9 = %d, %v; want 1", n, err)
 	}

@@ -39,7 +39,7 @@ func TestTenantKeyBelongsToOneUser(t *testing.T) {
 			t.Errorf("%s = %v; want NOPERM", what, err)
 		}
 	}
-	forceUnlock := redissonScript(t, "redisson_forceunlock.lua")
+	forceUnlock := clientScript(t, shaRForce)
 	noPerm("billing deleting it", billing.Del(ctx, key).Err())
 	noPerm("billing unlinking it", billing.Unlink(ctx, key).Err())
 	noPerm("billing force-unlocking it the Redisson way", billing.Eval(ctx, forceUnlock, []string{key, "redisson_lock__channel:{billing:x}"}, 0).Err())

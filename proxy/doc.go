@@ -48,6 +48,11 @@
 //	               shared types, reply writing, the script book (which script means
 //	               what, and where its key, owner and TTL are), the script families
 //	               (each served whole or refused at its acquire), tables
+//	scriptfacts.go, normalize.go
+//	               what is known of each client script: its SHA1, the SHA1 of its
+//	               normalised text (a copy in other spacing is the same script),
+//	               its meaning, client, versions and the recorded session that
+//	               carries its text; never the text itself
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
 //	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
 //	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's

@@ -49,38 +49,38 @@ func (f family) String() string { return f.object + " (" + f.version + ")" }
 
 func m(sha string, r role) member { return member{sha, r} }
 
-var (
-	rLock      = sha1Hex(redissonLock)
-	rLock312   = sha1Hex(redissonLock312)
-	rUnlock    = sha1Hex(redissonUnlock)
-	rUnlock322 = sha1Hex(redissonUnlock322)
-	rRenew     = sha1Hex(redissonRenew)
-	rBatch     = sha1Hex(redissonRenewBatch)
-	rForce     = sha1Hex(redissonForceUnlock)
-	rForceOld  = sha1Hex(redissonForceUnlockOld)
+const (
+	rLock      = shaRedissonLock
+	rLock312   = shaRedissonLock312
+	rUnlock    = shaRedissonUnlock
+	rUnlock322 = shaRedissonUnlock322
+	rRenew     = shaRedissonRenew
+	rBatch     = shaRedissonRenewBatch
+	rForce     = shaRedissonForce
+	rForceOld  = shaRedissonForceOld
 )
 
 // families is every client object whose scripts the proxy knows.
 var families = []family{
 	{object: "redis-py Lock", version: "4-5", nativeAcquire: true, renews: true, members: []member{
-		m(sha1Hex(redisPyRelease), roleRelease), m(sha1Hex(redisPyExtend), roleRenew), m(sha1Hex(redisPyReacquire), roleRenew)}},
+		m(shaRedisPyRelease, roleRelease), m(shaRedisPyExtend, roleRenew), m(shaRedisPyReacquire, roleRenew)}},
 	{object: "redsync Mutex", version: "v4", nativeAcquire: true, renews: true, members: []member{
-		m(sha1Hex(redsyncDelete), roleRelease), m(sha1Hex(redsyncTouch), roleRenew), m(sha1Hex(redsyncTouchSetNX), roleRenew)}},
+		m(shaRedsyncDelete, roleRelease), m(shaRedsyncTouch, roleRenew), m(shaRedsyncTouchSetNX, roleRenew)}},
 	{object: "bsm/redislock", version: "<0.10", renews: true, members: []member{
-		m(sha1Hex(bsmObtain), roleAcquire), m(sha1Hex(bsmRefresh), roleRenew), m(sha1Hex(bsmRelease), roleRelease), m(sha1Hex(bsmPTTL), roleRead)}},
+		m(shaBsmObtain, roleAcquire), m(shaBsmRefresh, roleRenew), m(shaBsmRelease, roleRelease), m(shaBsmPTTL, roleRead)}},
 	{object: "bsm/redislock", version: "v0.10+", renews: true, members: []member{
 		m("eb0c00d98f6f33b4262419a509002884540f30be", roleAcquire), m("5a22d7e8431313862816d4416b5e46dd70fc340d", roleRenew),
 		m("9470c810040e272ee6c579d8d4331aaf6332a7b1", roleRelease), m("66e1084c2d842a7e8c271925aae90219fac4e129", roleRead)}},
 	{object: "node-redlock", version: "5", renews: true, members: []member{
-		m(sha1Hex(nodeRedlockAcquire), roleAcquire), m(sha1Hex(nodeRedlockExtend), roleRenew), m(sha1Hex(nodeRedlockRelease), roleRelease)}},
+		m(shaNodeRedlockAcquire, roleAcquire), m(shaNodeRedlockExtend, roleRenew), m(shaNodeRedlockRelease, roleRelease)}},
 	{object: "node-redlock", version: "4", renews: true, members: []member{
-		m(sha1Hex(nodeRedlock4Acquire), roleAcquire), m(sha1Hex(nodeRedlock4Extend), roleRenew), m(sha1Hex(nodeRedlock4Release), roleRelease)}},
+		m(shaNodeRedlock4Acquire, roleAcquire), m(shaNodeRedlock4Extend, roleRenew), m(shaNodeRedlock4Release, roleRelease)}},
 	{object: "@sesamecare-oss/redlock", version: "1", renews: true, members: []member{
-		m(sha1Hex(sesamecareAcquire), roleAcquire), m(sha1Hex(sesamecareExtend), roleRenew), m(sha1Hex(sesamecareRelease), roleRelease)}},
+		m(shaSesamecareAcquire, roleAcquire), m(shaSesamecareExtend, roleRenew), m(shaSesamecareRelease, roleRelease)}},
 	{object: "redis.io docs unlock (Jedis, Lettuce users)", version: "any", nativeAcquire: true, members: []member{
-		m(sha1Hex(docsUnlock), roleRelease), m(sha1Hex(unlockOneLineDQ), roleRelease), m(sha1Hex(unlockOneLineSQ), roleRelease)}},
+		m(shaDocsUnlock, roleRelease), m(shaUnlockOneLineDQ, roleRelease), m(shaUnlockOneLineSQ, roleRelease)}},
 	{object: "ShedLock", version: "6.7-7.9", nativeAcquire: true, renews: true, members: []member{
-		m(sha1Hex(docsUnlockNewline), roleRelease), m("67256370c2d1c87e2250898075542b1a7fa5b917", roleRenew)}},
+		m(shaDocsUnlockNewline, roleRelease), m("67256370c2d1c87e2250898075542b1a7fa5b917", roleRenew)}},
 	{object: "Spring Integration RedisLockRegistry", version: "5.4-7.1", renews: true, members: []member{
 		m("175897a4e379e99e79a54937be09226f76cdcfe5", roleAcquire), m("6d2bc6d16248df19e144841297222544e3c7800a", roleAcquire),
 		m("8426c8df41c64d8177dce3ecbbe9146ef3759cd2", roleAcquire),
@@ -90,11 +90,11 @@ var families = []family{
 		m("c1ae6c899d164de076f40ffe82eba8fb8e27af6c", roleForceRelease), m("20b5c3728736e2367b496c16390f9df56916a76f", roleForceRelease),
 		m("879e0f7b8d83c3266d4e996627438c05dbda0b89", roleRenew)}},
 	{object: "Redisson RLock", version: "3.10.0-3.10.5", renews: true, members: []member{
-		m(sha1Hex(redissonLock310), roleAcquire), m(sha1Hex(redissonUnlock310), roleRelease), m(rRenew, roleRenew)}},
+		m(shaRedissonLock310, roleAcquire), m(shaRedissonUnlock310, roleRelease), m(rRenew, roleRenew)}},
 	{object: "Redisson RLock", version: "3.12.3-3.18", renews: true, forceRelease: true, members: []member{
-		m(rLock312, roleAcquire), m(sha1Hex(redissonUnlock3106), roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
+		m(rLock312, roleAcquire), m(shaRedissonUnlock3106, roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
 	{object: "Redisson RLock", version: "3.19-3.21", renews: true, forceRelease: true, members: []member{
-		m(rLock, roleAcquire), m(sha1Hex(redissonUnlock3106), roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
+		m(rLock, roleAcquire), m(shaRedissonUnlock3106, roleRelease), m(rRenew, roleRenew), m(rForceOld, roleForceRelease)}},
 	{object: "Redisson RLock", version: "3.22-3.23", renews: true, forceRelease: true, members: []member{
 		m(rLock, roleAcquire), m(rUnlock322, roleRelease), m(rRenew, roleRenew), m(rForce, roleForceRelease)}},
 	{object: "Redisson RLock", version: "3.24-3.43", renews: true, forceRelease: true, members: []member{
@@ -102,7 +102,7 @@ var families = []family{
 	{object: "Redisson RLock", version: "3.44-3.52", renews: true, forceRelease: true, members: []member{
 		m(rLock, roleAcquire), m(rUnlock, roleRelease), m(rBatch, roleRenew), m(rForce, roleForceRelease)}},
 	{object: "Redisson RFencedLock", version: "3.23", renews: true, forceRelease: true, members: []member{
-		m(sha1Hex(redissonFencedLock), roleAcquire), m(sha1Hex(redissonFencedTryLock), roleAcquire),
+		m(shaRedissonFencedLock, roleAcquire), m(shaRedissonFencedTry, roleAcquire),
 		m(rUnlock322, roleRelease), m(rRenew, roleRenew), m(rForce, roleForceRelease)}},
 	// RSpinLock locks with RLock 3.12.3-3.18's text and renews with RLock's
 	// watchdog scripts; its unlock and forceUnlock are its own.

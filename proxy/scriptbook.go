@@ -149,14 +149,14 @@ var layouts = map[scriptKind]spec{
 
 // versionSpecs are the SHA1s whose layout differs from their kind's.
 var versionSpecs = map[string]func(*spec){
-	sha1Hex(redissonUnlock):    func(s *spec) { s.latch, s.latchTTL = key(3), arg(5) }, // 3.24+: ARGV[4] is the publish command
-	sha1Hex(redissonUnlock310): func(s *spec) { s.absentReleased = true },
-	sha1Hex(sesamecareAcquire): func(s *spec) { s.dbFirst = true },
-	redissonSpinUnlock323:      spinUnlock,                                                            // KEYS[1], ARGV[1] lease, ARGV[2] owner
-	redissonSpinUnlock352:      func(s *spec) { spinUnlock(s); s.latch, s.latchTTL = key(2), arg(3) }, // and the latch
-	redissonSpinForceUnlock:    func(s *spec) { s.channel, s.message = pos{}, pos{} },
-	sha1Hex(sesamecareExtend):  func(s *spec) { s.dbFirst = true },
-	sha1Hex(sesamecareRelease): func(s *spec) { s.dbFirst = true },
+	shaRedissonUnlock:       func(s *spec) { s.latch, s.latchTTL = key(3), arg(5) }, // 3.24+: ARGV[4] is the publish command
+	shaRedissonUnlock310:    func(s *spec) { s.absentReleased = true },
+	shaSesamecareAcquire:    func(s *spec) { s.dbFirst = true },
+	redissonSpinUnlock323:   spinUnlock,                                                            // KEYS[1], ARGV[1] lease, ARGV[2] owner
+	redissonSpinUnlock352:   func(s *spec) { spinUnlock(s); s.latch, s.latchTTL = key(2), arg(3) }, // and the latch
+	redissonSpinForceUnlock: func(s *spec) { s.channel, s.message = pos{}, pos{} },
+	shaSesamecareExtend:     func(s *spec) { s.dbFirst = true },
+	shaSesamecareRelease:    func(s *spec) { s.dbFirst = true },
 }
 
 // spinUnlock is RSpinLock's unlock: RLock's without the channel, the lease in
@@ -180,12 +180,8 @@ func specFor(sha string, kind scriptKind) *spec {
 // fresh replica without a NOSCRIPT round trip.
 var book = func() map[string]*spec {
 	m := map[string]*spec{}
-	for text, kind := range knownTexts {
-		sha := sha1Hex(text)
-		m[sha] = specFor(sha, kind)
-	}
-	for sha, kind := range knownSHAsOnly {
-		m[sha] = specFor(sha, kind)
+	for _, f := range scriptFacts {
+		m[f.sha] = specFor(f.sha, f.kind)
 	}
 	for sha, sp := range rwSpecs {
 		m[sha] = &sp
@@ -296,11 +292,14 @@ func (r *scriptRegistry) recognise(tenant, text string) (sha string, sp *spec, o
 	if sp, ok = r.custom[sha]; ok {
 		return sha, sp, true
 	}
-	kind, ok := canonicalForms[normalizeScript(text)]
-	if !ok {
+	norm := normalizeScript(text)
+	if row, ok := byNorm[sha1Hex(norm)]; ok {
+		sp = book[row] // a copy of a known client's script: its layout
+	} else if kind, ok := canonicalForms[norm]; ok {
+		sp = specFor(sha, kind)
+	} else {
 		return sha, nil, false
 	}
-	sp = specFor(sha, kind)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.loaded == nil {

@@ -23,31 +23,8 @@ func TestKnownSHAs(t *testing.T) {
 	}
 }
 
-// TestRedissonTexts: Redisson's scripts, rebuilt from its Java string
-// literals, hash byte for byte to the SHA1s CLIENTS.md records.
-func TestRedissonTexts(t *testing.T) {
-	for text, sha := range map[string]string{
-		redissonLock:           "149c5a8bf18676fd99e9e6e24923bd64d9b62f94",
-		redissonLock312:        "dad0f8d619e548e04f21fb48d50be5034df3adae",
-		redissonLock310:        "9401052d872adfd0179ef8c8e8c028512707629a",
-		redissonUnlock:         "6866459238a13a701d42f4971f12d9f3a50e2442",
-		redissonUnlock322:      "778cea8aada230ae060b432fc333adaec85f2f4c",
-		redissonUnlock3106:     "3ffe249c16dee540ac8ab32e39bd408626b9aff7",
-		redissonUnlock310:      "93cfc048f82624d1670a310aa0ad58918c0824a5",
-		redissonRenew:          "8e19a1ddbdee9138df9f32a480c57addab4353d1",
-		redissonRenewBatch:     "6a3d31570dc6f4b0bd32bcdc8e75667747c6f635",
-		redissonForceUnlock:    "605e338249a7a1d40df83b04f7658354f883b41b",
-		redissonForceUnlockOld: "7e9c80b3d786b95d5d4aaf8fd73adb9775fa6fb1",
-		redissonFencedLock:     "46b5551ba403d6152a7a6eca122e08728d6c8c66",
-	} {
-		if got := sha1Hex(text); got != sha {
-			t.Errorf("%.40q... hashes to %s, want %s", text, got, sha)
-		}
-	}
-}
-
-// TestClientSHAs: the embedded client scripts hash to the SHA1s CLIENTS.md
-// records, so EVALSHA from those clients works without a NOSCRIPT trip.
+// TestClientSHAs: the client scripts' SHA1s CLIENTS.md records are known,
+// so EVALSHA from those clients works without a NOSCRIPT trip.
 func TestClientSHAs(t *testing.T) {
 	for sha, want := range map[string]scriptKind{
 		"c3f8721cbb97f72bc19e972846bd7aaf91901658": scriptRelease,         // redis-py release

@@ -18,6 +18,7 @@ func main() {
 	flag.StringVar(&h.Scenario, "scenario", "", "what the client does")
 	flag.Int64Var(&h.LeaseMS, "lease-ms", 0, "the longest TTL the client asks for, in ms")
 	flag.BoolVar(&h.Racy, "racy", false, "the client's threads race for one lock (see transcript.Header)")
+	flag.StringVar(&h.Upstream, "upstream", "", `"redis" when UPSTREAM is one plain redis-server with an empty script cache (see transcript.Header)`)
 	flag.BoolVar(&h.Users, "users", false, "the client logs in as app/app-pass or billing/b-pass (prefix billing:)")
 	flag.Parse()
 	pairs := flag.Args()

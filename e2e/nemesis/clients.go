@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -22,10 +21,9 @@ const (
 	extendScript = "if redis.call('GET', KEYS[1]) == ARGV[1]\nthen\n  return redis.call('PEXPIRE', KEYS[1], ARGV[2])\nelse\n  return 0\nend"
 )
 
-// scripts are Redisson's lock scripts as the proxy's recorded client
-// scripts hold them (proxy/clientscripts, checked against the transcripts),
-// and its RReadWriteLock's as its recorded sessions sent them
-// (compat/transcripts): read and write lock and unlock (3.52), the
+// scripts are Redisson's scripts as its recorded sessions sent them
+// (compat/transcripts): RLock's lock and unlock (3.52) and watchdog (3.23),
+// and RReadWriteLock's read and write lock and unlock (3.52) and the
 // reader's renewal (3.23; the writer renews with RLock's).
 type scripts struct {
 	lock, unlock, renew                                     string
@@ -34,14 +32,9 @@ type scripts struct {
 
 func loadScripts(root string) (scripts, error) {
 	var s scripts
-	for name, dst := range map[string]*string{"redisson_lock.lua": &s.lock, "redisson_unlock.lua": &s.unlock, "redisson_renew.lua": &s.renew} {
-		b, err := os.ReadFile(filepath.Join(root, "proxy", "clientscripts", name))
-		if err != nil {
-			return s, err
-		}
-		*dst = string(b)
-	}
 	for file, shas := range map[string]map[string]*string{
+		"redisson-3.52.0-rlock.jsonl": {"149c5a8bf18676fd99e9e6e24923bd64d9b62f94": &s.lock, "6866459238a13a701d42f4971f12d9f3a50e2442": &s.unlock},
+		"redisson-3.23.4.jsonl":       {"8e19a1ddbdee9138df9f32a480c57addab4353d1": &s.renew},
 		"redisson-3.52.0-rwlock.jsonl": {"95553a6ff11176c18e71344e89d116b06fd6f753": &s.rwRead, "6306ba3bf1f563b284bed52d305fce615c6664d9": &s.rwWrite,
 			"6e1b10e11ac0a3ed8e902562ecd32ce01b553039": &s.rwReadUnlock, "21f5fb0f8ddfa9be5c3e0c9757c128796add75c6": &s.rwWriteUnlock},
 		"redisson-3.23.4-rwlock.jsonl": {"6563941ff57e01b8cf61e86907b80686438a2f74": &s.rwRenewRd},

@@ -6,7 +6,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/resp"
@@ -27,6 +29,13 @@ type Header struct {
 	// race go another way than recorded; replies are then compared between
 	// the proxy and Redis only, both given the same order.
 	Racy bool `json:"racy,omitempty"`
+	// Upstream is "redis" for a session recorded against one plain
+	// redis-server with an empty script cache instead of the proxy: each
+	// script's first EVALSHA was answered NOSCRIPT and the client then sent
+	// its text, which a session through the proxy (that knows the script by
+	// its SHA1) never shows. Such a session is where the repository keeps
+	// those texts; it is replayed against plain redis-servers only.
+	Upstream string `json:"upstream,omitempty"`
 }
 
 // Event is one whole RESP message on one connection.
@@ -78,8 +87,18 @@ func Load(path string) (*Transcript, error) {
 }
 
 // Script is the text of the script with SHA1 sha (lower-case hex) as the
-// client sent it by EVAL in t.
+// client sent it (EVAL or SCRIPT LOAD), if it did.
 func (t *Transcript) Script(sha string) (string, bool) {
+	texts, _ := t.Scripts()
+	text, ok := texts[sha]
+	return text, ok
+}
+
+// Scripts are the scripts the client ran: their texts by SHA1 (lower-case
+// hex) where it sent them (EVAL, SCRIPT LOAD), and every SHA1 it called,
+// by its text or by EVALSHA.
+func (t *Transcript) Scripts() (texts map[string]string, called map[string]bool) {
+	texts, called = map[string]string{}, map[string]bool{}
 	for _, e := range t.Events {
 		if !strings.HasPrefix(e.Send, "*") {
 			continue
@@ -88,11 +107,57 @@ func (t *Transcript) Script(sha string) (string, bool) {
 		if err != nil {
 			continue
 		}
-		if args := v.Args(); len(args) > 1 && strings.EqualFold(args[0], "EVAL") {
-			if h := sha1.Sum([]byte(args[1])); hex.EncodeToString(h[:]) == sha {
-				return args[1], true
-			}
+		args := v.Args()
+		switch {
+		case len(args) > 1 && strings.EqualFold(args[0], "EVAL"):
+			sha := SHA1(args[1])
+			texts[sha], called[sha] = args[1], true
+		case len(args) > 2 && strings.EqualFold(args[0], "SCRIPT") && strings.EqualFold(args[1], "LOAD"):
+			texts[SHA1(args[2])] = args[2]
+		case len(args) > 1 && strings.EqualFold(args[0], "EVALSHA"):
+			called[strings.ToLower(args[1])] = true
 		}
 	}
-	return "", false
+	return texts, called
+}
+
+// SHA1 is the lower-case hex SHA1 of a script text, as Redis names it.
+func SHA1(text string) string {
+	h := sha1.Sum([]byte(text))
+	return hex.EncodeToString(h[:])
+}
+
+// LoadDir reads every transcript in dir (*.jsonl), by file name without
+// its extension.
+func LoadDir(dir string) (map[string]*Transcript, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no transcripts in %s", dir)
+	}
+	out := map[string]*Transcript{}
+	for _, f := range files {
+		t, err := Load(f)
+		if err != nil {
+			return nil, err
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".jsonl")] = t
+	}
+	return out, nil
+}
+
+// Texts are the script texts the transcripts in dir carry, by SHA1.
+func Texts(dir string) (map[string]string, error) {
+	all, err := LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	texts := map[string]string{}
+	for _, t := range all {
+		ts, _ := t.Scripts()
+		maps.Copy(texts, ts)
+	}
+	return texts, nil
 }

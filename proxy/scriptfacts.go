@@ -1,0 +1,160 @@
+package proxy
+
+// Facts about the scripts real clients send, never their texts: the product
+// holds only code this project wrote. A client's script is known by the
+// SHA1 of its exact text (what EVALSHA names and an EVAL's text hashes to)
+// and by the SHA1 of its normalised text (normalizeScript), which a copy
+// differing only in spacing, comments, ';' or the quoting and case of its
+// string literals shares. Where a script's text is recorded, the
+// transcript named in seen carries it (compat/transcripts, cmd/wirerec):
+// TestScriptFactsRecorded checks every such row against it. Rows seen
+// "source" are of clients that cannot be built here (no Maven; Redisson
+// before 3.23): their SHA1 and layout were taken from the client's source
+// text for the versions named, and e2e tests send them by EVALSHA.
+type scriptFact struct {
+	sha      string     // SHA1 of the text as the client sends it
+	norm     string     // SHA1 of its normalised text; "" where only the SHA1 was taken
+	kind     scriptKind // its meaning and layout (layouts; versionSpecs for a version's own)
+	client   string     // library and object
+	versions string
+	seen     string // the transcript that carries it, or "source"
+}
+
+// The SHA1s the families table and versionSpecs name.
+const (
+	shaRedisPyRelease      = "c3f8721cbb97f72bc19e972846bd7aaf91901658"
+	shaRedisPyExtend       = "a4e8783852e6b949f9ef3a97212805108459a890"
+	shaRedisPyReacquire    = "1cac51482acf5858da00f6d685d68f886cd6b6b2"
+	shaRedsyncDelete       = "e950836ed1e694540c503ef9972b8de518044d3b"
+	shaRedsyncTouch        = "d75bb8b5bd13532ddedd17762e772346e39b321e"
+	shaRedsyncTouchSetNX   = "b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79"
+	shaDocsUnlock          = "647c65a442733a1aa440f99908d249d13b4d6c4a"
+	shaDocsUnlockNewline   = "194f3902b2dd08557818d09fc2e7682d91480e53"
+	shaUnlockOneLineDQ     = "b70c2384248f88e6b75b9f89241a180f856ad852"
+	shaUnlockOneLineSQ     = "e9f69f2beb755be68b5e456ee2ce9aadfbc4ebf4"
+	shaBsmRelease          = "cf0e94b2e9ffc7e04395cf88f7583fc309985910"
+	shaBsmObtain           = "80a1b5f2cfccec3b7119ba7721d2127682b691a7"
+	shaBsmRefresh          = "a7aba3bc5d6e99b3003da8b9d80a63b9f4092ecf"
+	shaBsmPTTL             = "6484da7d58920897fdc22b7f9afd1a3d47524ea8"
+	shaNodeRedlockAcquire  = "96da70f7716f27d278a5218544df37fd8b0a5e4c"
+	shaNodeRedlockExtend   = "aed6f382e410db8ba7926d4e5e9aab410bf2a78a"
+	shaNodeRedlockRelease  = "e4612211c9f8f51c257e26e056b0a654b3187242"
+	shaNodeRedlock4Acquire = "e5a322e2634ef59a516e8ea150cb085afafee684"
+	shaNodeRedlock4Extend  = "ce46f80993d5dac20dd066eb301a4e37994bdbed"
+	shaNodeRedlock4Release = "0f0f23b9048b36752b5be114f357ba083449f908"
+	shaSesamecareAcquire   = "1b77b94aa78451d55dfa97e18819bfbfc596cb5b"
+	shaSesamecareExtend    = "820e9778d2b6733e9ed771e4be90ae73a95a6f3b"
+	shaSesamecareRelease   = "df51f6837dcfe303d334e6abea9aeae192bab216"
+	shaRedissonLock        = "149c5a8bf18676fd99e9e6e24923bd64d9b62f94"
+	shaRedissonLock312     = "dad0f8d619e548e04f21fb48d50be5034df3adae"
+	shaRedissonLock310     = "9401052d872adfd0179ef8c8e8c028512707629a"
+	shaRedissonUnlock      = "6866459238a13a701d42f4971f12d9f3a50e2442"
+	shaRedissonUnlock322   = "778cea8aada230ae060b432fc333adaec85f2f4c"
+	shaRedissonUnlock3106  = "3ffe249c16dee540ac8ab32e39bd408626b9aff7"
+	shaRedissonUnlock310   = "93cfc048f82624d1670a310aa0ad58918c0824a5"
+	shaRedissonRenew       = "8e19a1ddbdee9138df9f32a480c57addab4353d1"
+	shaRedissonRenewBatch  = "6a3d31570dc6f4b0bd32bcdc8e75667747c6f635"
+	shaRedissonForce       = "605e338249a7a1d40df83b04f7658354f883b41b"
+	shaRedissonForceOld    = "7e9c80b3d786b95d5d4aaf8fd73adb9775fa6fb1"
+	shaRedissonFencedLock  = "46b5551ba403d6152a7a6eca122e08728d6c8c66"
+	shaRedissonFencedTry   = "49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45"
+
+	// RSpinLock's own (issue 26); its lock() sends RLock 3.12.3-3.18's text.
+	redissonSpinUnlock323   = "5b9e58d1bcb8498e14aa1d5b49a1ca5b90748946"
+	redissonSpinUnlock352   = "73ac2729af29ea9a975f95e8097f7ee9a74cce3d"
+	redissonSpinForceUnlock = "51b433c3cc9a6ca991b3aefec63d23490c246318"
+	redissonMultiLease      = "3fd750e0b43af99dbd223e5523718f18cded3664"
+)
+
+// normUnlock is the normalised canonical compare-and-delete, which several
+// clients' texts share.
+const normUnlock = "278b7fc39f087c6276c7b7c08962022c4fe73ba6"
+
+// scriptFacts is every client script the proxy knows by SHA1 (beside them,
+// it recognises hand-typed forms of the canonical unlock and extend:
+// canonicalForms).
+var scriptFacts = []scriptFact{
+	{shaRedisPyRelease, "16d4f25a8b1272dc33002e333ca708ee3f94da4e", scriptRelease, "redis-py Lock", "4-5", "redis-py-4.3.4"},
+	{shaRedisPyExtend, "bce326b8a0b21cc21af307b604335bbdd4e6ad86", scriptExtendPy, "redis-py Lock", "4-5", "redis-py-4.3.4"},
+	{shaRedisPyReacquire, "b57b48d5536ae982a91ca9929e89a43a617db101", scriptExtend, "redis-py Lock", "4-5", "redis-py-4.3.4"},
+	{shaRedsyncDelete, "d40d763d8f1fdb770873ffdbdc1cc2112866366a", scriptReleaseMissing, "redsync Mutex", "v4", "go-redsync-4.18.1"},
+	{shaRedsyncTouch, "43e9817a622cba86ea5a7b09b0c27646e33f4699", scriptExtend, "redsync Mutex", "v4", "go-redsync-4.18.1"},
+	{shaRedsyncTouchSetNX, "63719198579dd67df3c84e5c3e12b4b0edf8cee8", scriptExtendOrAcquire, "redsync Mutex (WithSetNXOnExtend)", "v4", "go-redsync-4.18.1"},
+	{shaDocsUnlock, normUnlock, scriptRelease, "redis.io docs unlock (Jedis users)", "any", "jedis-5.1.5"},
+	{shaDocsUnlockNewline, normUnlock, scriptRelease, "ShedLock safeUpdate (the docs unlock and a newline)", "6.7-7.9", "source"},
+	{shaUnlockOneLineDQ, normUnlock, scriptRelease, "the docs unlock on one line, double quotes (rueidis, node users)", "any", "go-rueidis-1.0.79"},
+	{shaUnlockOneLineSQ, normUnlock, scriptRelease, "the docs unlock on one line, single quotes", "any", "source"},
+	{shaBsmRelease, normUnlock, scriptRelease, "bsm/redislock", "<0.10", "go-bsm-redislock-0.9.4"},
+	{shaBsmObtain, "c13e317265e506ef73902a8cad4608c6d0590685", scriptObtain, "bsm/redislock", "<0.10", "go-bsm-redislock-0.9.4"},
+	{shaBsmRefresh, "43e9817a622cba86ea5a7b09b0c27646e33f4699", scriptExtend, "bsm/redislock", "<0.10", "go-bsm-redislock-0.9.4"},
+	{shaBsmPTTL, "2a7eeb58bfd3bfd5e34ac2be357d77d7a0039f6a", scriptOwnerPTTL, "bsm/redislock", "<0.10", "go-bsm-redislock-0.9.4"},
+	{shaNodeRedlockAcquire, "efd90cc1d10d9161bc93896108742c697ce29faf", scriptAcquireAll, "node-redlock", "5", "node-ioredis5-redlock5"},
+	{shaNodeRedlockExtend, "40cb6828065d3430c3033e27c7ec72abe4d076f6", scriptExtendAll, "node-redlock", "5", "node-ioredis5-redlock5"},
+	{shaNodeRedlockRelease, "872463717b9d8763339c3b80e81ba68c1dbb28c2", scriptReleaseAll, "node-redlock", "5", "node-ioredis5-redlock5"},
+	{shaNodeRedlock4Acquire, "efd90cc1d10d9161bc93896108742c697ce29faf", scriptAcquireAll, "node-redlock", "4", "node-redlock-others"},
+	{shaNodeRedlock4Extend, "40cb6828065d3430c3033e27c7ec72abe4d076f6", scriptExtendAll, "node-redlock", "4", "node-redlock-others"},
+	{shaNodeRedlock4Release, "872463717b9d8763339c3b80e81ba68c1dbb28c2", scriptReleaseAll, "node-redlock", "4", "node-redlock-others"},
+	{shaSesamecareAcquire, "33105ca68ad6aee7d68c8aa0d7528352aa98f255", scriptAcquireAll, "@sesamecare-oss/redlock (SELECT ARGV[1] first)", "1", "node-redlock-others"},
+	{shaSesamecareExtend, "83ae867f0d18f8e9d61a596106ffa93f26ef0bc1", scriptExtendAll, "@sesamecare-oss/redlock", "1", "node-redlock-others"},
+	{shaSesamecareRelease, "a2bd082eb5b850c50e40c345c53c6e3fa7a94022", scriptReleaseAll, "@sesamecare-oss/redlock", "1", "node-redlock-others"},
+	{shaRedissonLock, "768f500d461721e3c7d2b4d9c02011c9e3f920c2", scriptHashAcquire, "Redisson RLock lock", "3.19+", "redisson-3.52.0-rlock"},
+	{shaRedissonLock312, "da8a82c267e63ebd0715f98d9d629855a952bd11", scriptHashAcquire, "Redisson RLock lock (and RSpinLock's)", "3.12.3-3.18", "redisson-3.52.0-spinlock"},
+	{shaRedissonLock310, "0314dfd8f9eeb2303970822567285dd2f66f6eb3", scriptHashAcquire, "Redisson RLock lock", "3.10.0-3.10.5", "source"},
+	{shaRedissonUnlock, "ab6cd014de9972ca9a2c54e5a840467b51e29c4e", scriptHashRelease, "Redisson RLock unlock (latch in KEYS[3])", "3.24+", "redisson-3.52.0-rlock"},
+	{shaRedissonUnlock322, "d737cf5921f1aa2b1799d2b5bb492337375a1a40", scriptHashRelease, "Redisson RLock unlock (ARGV[4] the publish command)", "3.22-3.23", "redisson-3.23.4"},
+	{shaRedissonUnlock3106, "e8ba4578b34d5a72da67296df9c5cb5511d6463a", scriptHashRelease, "Redisson RLock unlock", "3.10.6-3.21", "source"},
+	{shaRedissonUnlock310, "084f8e83f91450db42a0b2d7565eee30e14eb730", scriptHashRelease, "Redisson RLock unlock (a missing lock counts released)", "3.10.0-3.10.5", "source"},
+	{shaRedissonRenew, "de633ca364455db1e1d33351ffd9d8cc7add3421", scriptHashExtend, "Redisson RLock watchdog", "up to 3.43", "redisson-3.23.4"},
+	{shaRedissonRenewBatch, "e06c2cadc840d716824e9a18aa02b6ed4b3ee973", scriptHashExtendAll, "Redisson RLock watchdog, batched", "3.44+", "redisson-3.52.0-rlock"},
+	{shaRedissonForce, "6a7677933c73c152a3f522c00e1e923d2efcbfdf", scriptForceUnlock, "Redisson RLock forceUnlock", "3.22+", "redisson-3.52.0-rlock"},
+	{shaRedissonForceOld, "03067588dd28e9050ee180c7ecfc33c9e5049cac", scriptForceUnlock, "Redisson RLock forceUnlock", "3.10.6-3.21", "source"},
+	{shaRedissonFencedLock, "92417f705314ddfbf47d78729d1837be536b2710", scriptFencedAcquire, "Redisson RFencedLock lock", "3.23+", "source"},
+	{shaRedissonFencedTry, "45e1fc36d73b1a57679923ff97cd5f234668aa36", scriptFencedTryAcquire, "Redisson RFencedLock tryLock", "3.23+", "redisson-3.23.4"},
+	{redissonMultiLease, "b9ec519cbd35b52aaa3bd68813db06b153b19185", scriptHashLeaseAll, "Redisson RedissonMultiLock lease (RedissonExpirable's PEXPIRE of every KEY)", "3.52", "redisson-3.52.0-multilock"},
+	{redissonSpinUnlock323, "", scriptHashRelease, "Redisson RSpinLock unlock: no channel, no latch; 1, 0 or nil", "3.23", "source"},
+	{redissonSpinUnlock352, "3f7b881d30358e364aabf9791f73432a198fba05", scriptHashRelease, "Redisson RSpinLock unlock: latch in KEYS[2], its TTL in ARGV[3]; no channel", "3.52", "redisson-3.52.0-spinlock"},
+	{redissonSpinForceUnlock, "5f0031a6baba88a6185f2f03991ca9a7f455e208", scriptForceUnlock, "Redisson RSpinLock forceUnlock: DEL KEYS[1], 1/0, no channel", "3.23, 3.52", "redisson-3.52.0-spinlock"},
+	// RReadWriteLock's (rwlock.go; their layouts are rwSpecs').
+	{rwReadLock, "b648ee8c674b38f4359b8b271c30ec55cca07c0d", scriptHashAcquire, "Redisson RReadWriteLock readLock().lock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
+	{rwWriteLock, "891e37a84a9a5bfcf16813b344329b8399977ddc", scriptHashAcquire, "Redisson RReadWriteLock writeLock().lock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
+	{rwReadUnlock323, "e8a2580baa8483699466adf8364ce00036d7f64e", scriptHashRelease, "Redisson RReadWriteLock readLock().unlock", "3.23", "redisson-3.23.4-rwlock"},
+	{rwReadUnlock352, "a313a4ae0a712390be1cdeaa1fd32851dbd1cbee", scriptHashRelease, "Redisson RReadWriteLock readLock().unlock", "3.52", "redisson-3.52.0-rwlock"},
+	{rwWriteUnlock323, "88343bf1ffb76c7863994e40a2a4d8f2d2ae5ace", scriptHashRelease, "Redisson RReadWriteLock writeLock().unlock", "3.23", "redisson-3.23.4-rwlock"},
+	{rwWriteUnlock352, "36674bd9e06b12ed15768adfef38bb853fdca98e", scriptHashRelease, "Redisson RReadWriteLock writeLock().unlock", "3.52", "redisson-3.52.0-rwlock"},
+	{rwReadRenew323, "96a9d01b09170f99575bc9369262d3e435b928be", scriptHashExtend, "Redisson RReadWriteLock reader's watchdog", "3.23", "redisson-3.23.4-rwlock"},
+	{rwReadRenew352, "ec4a591a21387b42f589582077a75602424d90a4", scriptHashExtendAll, "Redisson RReadWriteLock readers' watchdog, batched", "3.52", "redisson-3.52.0-rwlock"},
+	{rwReadForceUnlock, "751d67728a08b875d53292cccd6d75f6bc6b99b7", scriptForceUnlock, "Redisson RReadWriteLock readLock().forceUnlock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
+	{rwWriteForceUnlock, "a04c100f619391a9d222d020c10d24e176fcfcf5", scriptForceUnlock, "Redisson RReadWriteLock writeLock().forceUnlock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
+	{rwReadIsLocked352, "c63cb17447856d93fa086dabd953d2abba577c15", scriptReadLocked, "Redisson RReadWriteLock readLock().isLocked", "3.52", "redisson-3.52.0-rwlock"},
+	// Clients that cannot run here: SHA1s and layouts from their source.
+	{"175897a4e379e99e79a54937be09226f76cdcfe5", "", scriptSpringObtain, "Spring Integration RedisLockRegistry obtain", "6.1.0-7.1.x", "source"},
+	{"6d2bc6d16248df19e144841297222544e3c7800a", "", scriptSpringObtain, "Spring Integration RedisLockRegistry obtain", "5.5.13-6.0.x", "source"},
+	{"8426c8df41c64d8177dce3ecbbe9146ef3759cd2", "", scriptSpringObtain, "Spring Integration RedisLockRegistry obtain", "5.4.0-5.5.12", "source"},
+	{"f0f9038aa2b6d6c3436c72d147573ea2a58f0ef2", "", scriptSpringRelease, "Spring spin lock unlock (UNLINK)", "6.0.7-7.1.x", "source"},
+	{"356d97191f2b63031781ccc0e8e82f02e1995a90", "", scriptSpringRelease, "Spring spin lock unlock (DEL, where UNLINK is missing)", "6.0.7-6.5.x", "source"},
+	{"7a71e9443a2a41539fb115a5a27d5a748a871aed", "", scriptSpringReleaseNotify, "Spring pub/sub lock unlock (UNLINK)", "6.0.7-7.1.x", "source"},
+	{"b2dedc0ab01c17f9f20e3e6ddb62dcb6afbed0bd", "", scriptSpringReleaseNotify, "Spring pub/sub lock unlock (DEL)", "6.0.7-6.5.x", "source"},
+	{"67aebbcba76d9674162e8906de1f669866f48e07", "", scriptSpringReleaseNotifyKey, "Spring pub/sub lock unlock (UNLINK), channel in KEYS[2]", "6.4.8-6.5.3", "source"},
+	{"4d7192f70618a620282e427698f9cde890151e58", "", scriptSpringReleaseNotifyKey, "Spring pub/sub lock unlock (DEL), channel in KEYS[2]", "6.4.8-6.5.6", "source"},
+	{"c1ae6c899d164de076f40ffe82eba8fb8e27af6c", "", scriptSpringDeleteNotify, "Spring pub/sub lock unlock (UNLINK)", "5.5.7-6.1.2", "source"},
+	{"20b5c3728736e2367b496c16390f9df56916a76f", "", scriptSpringDeleteNotify, "Spring pub/sub lock unlock (DEL)", "5.5.7-6.1.2", "source"},
+	{"879e0f7b8d83c3266d4e996627438c05dbda0b89", "", scriptSpringRenew, "Spring renew", "6.4.0-7.1.x", "source"},
+	{"67256370c2d1c87e2250898075542b1a7fa5b917", "", scriptExtend, "ShedLock update (compare-and-PEXPIRE, safeUpdate)", "6.7.0-7.9.0", "source"},
+	{"eb0c00d98f6f33b4262419a509002884540f30be", "", scriptBsmObtain, "bsm/redislock obtain (several keys; ARGV value, token length, ms)", "v0.10.0+", "source"},
+	{"5a22d7e8431313862816d4416b5e46dd70fc340d", "", scriptBsmRefresh, "bsm/redislock refresh (ARGV value, ms)", "v0.10.0+", "source"},
+	{"9470c810040e272ee6c579d8d4331aaf6332a7b1", "", scriptBsmRelease, "bsm/redislock release (ARGV value)", "v0.10.0+", "source"},
+	{"66e1084c2d842a7e8c271925aae90219fac4e129", "", scriptBsmPTTL, "bsm/redislock pttl (ARGV value)", "v0.10.0+", "source"},
+}
+
+// byNorm maps a normalised text's SHA1 to the row whose layout a variant
+// of it gets. Rows sharing a normalised text share their kind and layout
+// (TestScriptFactsAgree), so any of them will do: the first.
+var byNorm = func() map[string]string {
+	m := map[string]string{}
+	for _, f := range scriptFacts {
+		if _, ok := m[f.norm]; f.norm != "" && !ok {
+			m[f.norm] = f.sha
+		}
+	}
+	return m
+}()
