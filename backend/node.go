@@ -50,7 +50,7 @@ type Node struct {
 type call struct {
 	op       quorum.Op
 	deadline time.Time
-	done     func(quorum.Reply)
+	done     quorum.Done
 }
 
 // pipelines is how many batches may be in flight to one backend at once:
@@ -109,11 +109,11 @@ func NewNode(opt *redis.Options) *Node {
 func (n *Node) Addr() string { return n.addr }
 
 // Do implements quorum.Node.
-func (n *Node) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n *Node) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()
-		done(quorum.Reply{Err: quorum.ErrClosed})
+		done.Done(quorum.Reply{Err: quorum.ErrClosed})
 		return
 	}
 	n.queue = append(n.queue, call{op: op, deadline: deadline, done: done})
@@ -138,7 +138,7 @@ func (n *Node) Close() error {
 	n.wg.Wait()
 	n.dropLink() // the worker is gone: its link is no one's
 	for _, c := range n.take() {
-		c.done(quorum.Reply{Err: quorum.ErrClosed})
+		c.done.Done(quorum.Reply{Err: quorum.ErrClosed})
 	}
 	return n.client.Close()
 }
@@ -210,7 +210,7 @@ func (n *Node) exec(batch []call) {
 	live := batch[:0] // filtered in place: the write index never passes the read index
 	for _, c := range batch {
 		if !c.deadline.After(now) {
-			c.done(quorum.Reply{Err: context.DeadlineExceeded}) // waited too long in the queue
+			c.done.Done(quorum.Reply{Err: context.DeadlineExceeded}) // waited too long in the queue
 			continue
 		}
 		live = append(live, c)
@@ -241,7 +241,7 @@ func (n *Node) exec(batch []call) {
 		}
 	}
 	for i, c := range live {
-		c.done(replyOf(c.op, vals[i], errs[i]))
+		c.done.Done(replyOf(c.op, vals[i], errs[i]))
 	}
 	clear(vals) // no reply outlives its batch here
 	clear(errs)

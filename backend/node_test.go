@@ -15,7 +15,7 @@ import (
 func do(t *testing.T, n *Node, op quorum.Op) quorum.Reply {
 	t.Helper()
 	ch := make(chan quorum.Reply, 1)
-	n.Do(op, time.Now().Add(5*time.Second), func(r quorum.Reply) { ch <- r })
+	n.Do(op, time.Now().Add(5*time.Second), quorum.DoneFunc(func(r quorum.Reply) { ch <- r }))
 	return <-ch
 }
 

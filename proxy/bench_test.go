@@ -35,8 +35,8 @@ func (instantNode) Record(_ context.Context, ttl time.Duration) (time.Duration, 
 func (instantNode) Counters(context.Context) (map[string]int64, error)      { return nil, nil }
 func (instantNode) Repair(context.Context, string, map[string]int64) error  { return nil }
 func (instantNode) MarkNew(context.Context, string, map[string]int64) error { return nil }
-func (instantNode) Do(op quorum.Op, _ time.Time, done func(quorum.Reply)) {
-	done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})
+func (instantNode) Do(op quorum.Op, _ time.Time, done quorum.Done) {
+	done.Done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})
 }
 
 func benchServer(b *testing.B) (*client, *request) {

@@ -30,7 +30,7 @@ type beforeOverwrite struct {
 	hook func(key string)
 }
 
-func (n beforeOverwrite) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n beforeOverwrite) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	if op.Kind == quorum.OpSetXX && (n.key == "" || op.Key == n.key) {
 		n.once.Do(func() { n.hook(op.Key) })
 	}

@@ -27,7 +27,7 @@ type slowNextRead struct {
 	d     time.Duration
 }
 
-func (n slowNextRead) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n slowNextRead) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	if op.Kind == quorum.OpRead && op.Key == n.key && n.armed.Add(-1) >= 0 {
 		go func() {
 			time.Sleep(n.d)
@@ -244,9 +244,9 @@ type resetNext struct {
 	kinds map[quorum.OpKind]*atomic.Int32
 }
 
-func (n resetNext) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n resetNext) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	if a := n.kinds[op.Kind]; a != nil && op.Key == n.key && a.Add(-1) >= 0 {
-		done(quorum.Reply{Err: errors.New("connection reset by peer (test)")})
+		done.Done(quorum.Reply{Err: errors.New("connection reset by peer (test)")})
 		return
 	}
 	n.Node.Do(op, deadline, done)

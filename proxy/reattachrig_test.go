@@ -61,12 +61,12 @@ type gated struct {
 	g *gate
 }
 
-func (n gated) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n gated) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	if op.Kind != n.g.kind || op.Key != n.g.key {
 		n.Node.Do(op, deadline, done)
 		return
 	}
-	count := func(r quorum.Reply) { done(r); n.g.answered.Add(1) }
+	count := quorum.DoneFunc(func(r quorum.Reply) { done.Done(r); n.g.answered.Add(1) })
 	n.g.mu.Lock()
 	shut, open := n.g.shut, n.g.open
 	n.g.mu.Unlock()
@@ -76,9 +76,9 @@ func (n gated) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
 	}
 	n.g.held.Add(1)
 	if n.g.late {
-		n.Node.Do(op, deadline, func(r quorum.Reply) {
+		n.Node.Do(op, deadline, quorum.DoneFunc(func(r quorum.Reply) {
 			go func() { <-open; count(r) }()
-		})
+		}))
 		return
 	}
 	go func() {

@@ -34,7 +34,7 @@ type slowReads struct {
 	seen  chan struct{}
 }
 
-func (n slowReads) Do(op quorum.Op, deadline time.Time, done func(quorum.Reply)) {
+func (n slowReads) Do(op quorum.Op, deadline time.Time, done quorum.Done) {
 	if op.Kind == quorum.OpRead && op.Key == n.key && n.delay.Add(-1) >= 0 {
 		n.seen <- struct{}{}
 		go func() {

@@ -213,13 +213,23 @@ func (e *Engine) extend(ctx context.Context, op Op, ttl time.Duration) (Grant, e
 // undo on the nodes where reports, once the round's stragglers are in. The
 // round's (key, value) slot is freed when they are.
 func (e *Engine) grant(r *timedRound, g Grant, undo Op, where func(*round) []int) Grant {
-	t := r.round
-	g.revoke = func() {
-		<-t.settled
-		e.rollback(undo, where(t))
-	}
+	g.revoke = &revocation{e: e, t: r.round, undo: undo, where: where}
 	r.finish(r.unlock)
 	return g
+}
+
+// revocation is what Grant.Revoke undoes: round t's writes, with undo, on
+// the nodes where lists, once its stragglers are in.
+type revocation struct {
+	e     *Engine
+	t     *round
+	undo  Op
+	where func(*round) []int
+}
+
+func (v *revocation) run() {
+	<-v.t.settled
+	v.e.rollback(v.undo, v.where(v.t))
 }
 
 // rollback undoes an acquire on the given nodes with op (deleting what its

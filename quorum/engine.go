@@ -156,7 +156,7 @@ type Grant struct {
 	// those that name another round may be of its next life.
 	From string
 
-	revoke func()
+	revoke *revocation
 }
 
 // Revoke undoes a grant whose reply could not be written by ReplyBy: an
@@ -166,6 +166,6 @@ type Grant struct {
 // extended on some nodes only delays other owners until its TTL.
 func (g Grant) Revoke() {
 	if g.revoke != nil {
-		g.revoke()
+		g.revoke.run()
 	}
 }

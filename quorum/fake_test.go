@@ -213,8 +213,8 @@ var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpir
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
-func (f *fakeNode) Do(op Op, deadline time.Time, done func(Reply)) {
-	go func() { done(f.apply(op, deadline)) }()
+func (f *fakeNode) Do(op Op, deadline time.Time, done Done) {
+	go func() { done.Done(f.apply(op, deadline)) }()
 }
 
 // enter applies the faults; it returns the error the call must fail with.

@@ -12,13 +12,24 @@ import (
 // implement it with injected faults.
 //
 // Do must not block: it queues op and the node later calls done exactly
-// once, from any goroutine. The node should answer by deadline; the engine
+// once (done.Done), from any goroutine. The node should answer by deadline; the engine
 // stops counting on it then, but still waits for its late answer before it
 // rolls back or lets the same owner start another round.
+// Done takes a node's answer to one operation (Node.Do). A round hands its
+// nodes one slot each of a value it allocates once (round.go: delivery),
+// not a closure per node; DoneFunc makes a func one.
+type Done interface{ Done(Reply) }
+
+// DoneFunc is a func as a Done.
+type DoneFunc func(Reply)
+
+// Done calls f.
+func (f DoneFunc) Done(r Reply) { f(r) }
+
 type Node interface {
 	// Addr names the node in errors, logs and INFO.
 	Addr() string
-	Do(op Op, deadline time.Time, done func(Reply))
+	Do(op Op, deadline time.Time, done Done)
 	// Info reads the node's identity and persistence; the engine's health
 	// monitor calls it, off the lock path.
 	Info(ctx context.Context) (NodeInfo, error)

@@ -26,12 +26,20 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 		idx = e.allIdx
 	}
 	deadline, n := time.Now().Add(timeout), len(idx)
-	t := &round{ch: e.send(idx, op, deadline), votes: make([]vote, n), errs: make([]error, n), replies: make([]Reply, n),
-		quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()), settled: make(chan struct{}),
-		idx: idx, nodes: e.nodes, health: e.health}
+	t := &round{ch: e.send(idx, op, deadline), quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()),
+		settled: make(chan struct{}), idx: idx, nodes: e.nodes, health: e.health}
+	if n <= len(t.inline.votes) { // the usual deployment: one allocation for the round
+		t.votes, t.errs, t.replies = t.inline.votes[:n:n], t.inline.errs[:n:n], t.inline.replies[:n:n]
+	} else {
+		t.votes, t.errs, t.replies = make([]vote, n), make([]error, n), make([]Reply, n)
+	}
 	if counting {
 		t.e = e
-		t.hopeless = make([]bool, len(idx))
+		if n <= len(t.inline.hopeless) {
+			t.hopeless = t.inline.hopeless[:n:n]
+		} else {
+			t.hopeless = make([]bool, n)
+		}
 		for j := range idx {
 			t.hopeless[j] = !t.counts(j)
 		}
@@ -95,6 +103,13 @@ type round struct {
 	// settled is closed once every node answered (or gave up) after the
 	// round was handed to finish.
 	settled chan struct{}
+	// inline backs the per-node slices for up to 7 nodes.
+	inline struct {
+		votes    [7]vote
+		errs     [7]error
+		replies  [7]Reply
+		hopeless [7]bool
+	}
 }
 
 func (t *round) add(a answer) {
@@ -261,7 +276,12 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 // sendInto is send answering into ch, which must have room for every
 // answer; node j's answer names pos[j] (nil: j).
 func (e *Engine) sendInto(ch chan<- answer, idx, pos []int, op Op, deadline time.Time) {
-	sent := time.Now()
+	d := &delivery{e: e, ch: ch, sent: time.Now()}
+	if len(idx) <= len(d.inline) {
+		d.slots = d.inline[:len(idx)]
+	} else {
+		d.slots = make([]slot, len(idx))
+	}
 	for j, i := range idx {
 		at := j
 		if pos != nil {
@@ -271,18 +291,8 @@ func (e *Engine) sendInto(ch chan<- answer, idx, pos []int, op Op, deadline time
 			ch <- answer{node: at, reply: Reply{Err: err}}
 			continue
 		}
-		e.nodes[i].Do(op, deadline, func(r Reply) {
-			if e.opts.observer != nil {
-				e.opts.observer(e.nodes[i].Addr(), time.Since(sent), r.Err)
-			}
-			if r.Err != nil && !errors.Is(r.Err, context.DeadlineExceeded) {
-				var rerr *ReplyError
-				if !errors.As(r.Err, &rerr) {
-					e.nudgeCheck(i)
-				}
-			}
-			ch <- answer{node: at, reply: r}
-		})
+		d.slots[j] = slot{d: d, i: i, at: at}
+		e.nodes[i].Do(op, deadline, &d.slots[j])
 	}
 }
 

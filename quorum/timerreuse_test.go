@@ -24,7 +24,7 @@ type lateNode struct {
 	inflight sync.WaitGroup
 }
 
-func (l *lateNode) Do(op Op, deadline time.Time, done func(Reply)) {
+func (l *lateNode) Do(op Op, deadline time.Time, done Done) {
 	l.mu.Lock()
 	d := l.after
 	l.mu.Unlock()
@@ -34,7 +34,7 @@ func (l *lateNode) Do(op Op, deadline time.Time, done func(Reply)) {
 	}
 	l.inflight.Go(func() {
 		time.Sleep(d)
-		done(Reply{OK: true})
+		done.Done(Reply{OK: true})
 	})
 }
 
