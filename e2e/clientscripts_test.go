@@ -33,7 +33,7 @@ const (
 	shaRUnlock3106    = "3ffe249c16dee540ac8ab32e39bd408626b9aff7" // unlock 3.10.6-3.21
 	shaRUnlock310     = "93cfc048f82624d1670a310aa0ad58918c0824a5" // unlock 3.10.0-3.10.5 (a missing lock answers 1)
 	shaRForceOld      = "7e9c80b3d786b95d5d4aaf8fd73adb9775fa6fb1" // forceUnlock 3.10.6-3.21
-	shaRFencedLock    = "46b5551ba403d6152a7a6eca122e08728d6c8c66" // RFencedLock lock()
+	shaRFencedLock    = "46b5551ba403d6152a7a6eca122e08728d6c8c66" // RFencedLock lock() (recorded from 3.23.4)
 )
 
 var recordedTexts = sync.OnceValues(func() (map[string]string, error) {

@@ -108,10 +108,10 @@ var scriptFacts = []scriptFact{
 	{shaRedissonRenewBatch, "e06c2cadc840d716824e9a18aa02b6ed4b3ee973", scriptHashExtendAll, "Redisson RLock watchdog, batched", "3.44+", "redisson-3.52.0-rlock"},
 	{shaRedissonForce, "6a7677933c73c152a3f522c00e1e923d2efcbfdf", scriptForceUnlock, "Redisson RLock forceUnlock", "3.22+", "redisson-3.52.0-rlock"},
 	{shaRedissonForceOld, "03067588dd28e9050ee180c7ecfc33c9e5049cac", scriptForceUnlock, "Redisson RLock forceUnlock", "3.10.6-3.21", "source"},
-	{shaRedissonFencedLock, "92417f705314ddfbf47d78729d1837be536b2710", scriptFencedAcquire, "Redisson RFencedLock lock", "3.23+", "source"},
+	{shaRedissonFencedLock, "92417f705314ddfbf47d78729d1837be536b2710", scriptFencedAcquire, "Redisson RFencedLock lock", "3.23+", "redisson-3.23.4-spin-fenced"},
 	{shaRedissonFencedTry, "45e1fc36d73b1a57679923ff97cd5f234668aa36", scriptFencedTryAcquire, "Redisson RFencedLock tryLock", "3.23+", "redisson-3.23.4"},
 	{redissonMultiLease, "b9ec519cbd35b52aaa3bd68813db06b153b19185", scriptHashLeaseAll, "Redisson RedissonMultiLock lease (RedissonExpirable's PEXPIRE of every KEY)", "3.52", "redisson-3.52.0-multilock"},
-	{redissonSpinUnlock323, "", scriptHashRelease, "Redisson RSpinLock unlock: no channel, no latch; 1, 0 or nil", "3.23", "source"},
+	{redissonSpinUnlock323, "9a94b05cb42473c94ec2ea972ae84eb6547893a8", scriptHashRelease, "Redisson RSpinLock unlock: no channel, no latch; 1, 0 or nil", "3.23", "redisson-3.23.4-spin-fenced"},
 	{redissonSpinUnlock352, "3f7b881d30358e364aabf9791f73432a198fba05", scriptHashRelease, "Redisson RSpinLock unlock: latch in KEYS[2], its TTL in ARGV[3]; no channel", "3.52", "redisson-3.52.0-spinlock"},
 	{redissonSpinForceUnlock, "5f0031a6baba88a6185f2f03991ca9a7f455e208", scriptForceUnlock, "Redisson RSpinLock forceUnlock: DEL KEYS[1], 1/0, no channel", "3.23, 3.52", "redisson-3.52.0-spinlock"},
 	// RReadWriteLock's (rwlock.go; their layouts are rwSpecs').
