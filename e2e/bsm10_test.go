@@ -14,10 +14,10 @@ import (
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
 
-// bsm/redislock v0.10's scripts by SHA1 (CLIENTS.md; the module proxy serves
-// only v0.9.4, so these tests send what v0.10 sends on the wire: EVALSHA
-// with its KEYS and ARGV, reading nil as failure and anything else as
-// success).
+// bsm/redislock v0.10's scripts by SHA1 (CLIENTS.md): these tests send what
+// v0.10 sends on the wire, EVALSHA with its KEYS and ARGV, reading nil as
+// failure and anything else as success, and look at the backends; the real
+// client runs in TestBsmRedislockV10Client (the tests' module uses v0.9.4).
 const (
 	bsmV10Refresh = "5a22d7e8431313862816d4416b5e46dd70fc340d" // KEYS; ARGV value, ms
 	bsmV10Release = "9470c810040e272ee6c579d8d4331aaf6332a7b1" // KEYS; ARGV value

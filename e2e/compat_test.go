@@ -39,6 +39,22 @@ func TestRedisPyLock(t *testing.T) {
 	}
 }
 
+// TestBsmRedislockV10Client runs bsm/redislock v0.10.0, the real client (its
+// own module, compat/go/bsm10: the repository's tests use v0.9.4), against
+// the proxy over five real redis-servers: obtain of one key and of several
+// (all or none), re-obtain by token, TTL, refresh, release, retry, a race.
+func TestBsmRedislockV10Client(t *testing.T) {
+	h := harness.New(t, 5, nil)
+	cmd := exec.Command("go", "run", ".")
+	cmd.Dir = "compat/go/bsm10"
+	cmd.Env = append(cmd.Environ(), "REDLOCK_ADDR="+h.Addr, "GOWORK=off", "GOFLAGS=-mod=readonly")
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil || !strings.Contains(string(out), "passed") {
+		t.Fatalf("bsm/redislock v0.10.0 against the proxy: %v", err)
+	}
+}
+
 // TestRedsync: redsync v4 with its one pool pointed at the proxy, which does
 // the Redlock rounds across five real redis-servers.
 func TestRedsync(t *testing.T) {

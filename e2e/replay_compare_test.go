@@ -27,8 +27,8 @@ const (
 
 // ttlScripts answer a holder's remaining TTL (facts from the clients' source,
 // see CLIENTS.md): Redisson's RLock acquire 3.19+, 3.12.3-3.18, 3.10.0-3.12.2,
-// RFencedLock lock() and tryLock, bsm/redislock's pttl, and RReadWriteLock's
-// read and write acquires.
+// RFencedLock lock() and tryLock, bsm/redislock's pttl (v0.9 and v0.10), and
+// RReadWriteLock's read and write acquires.
 var ttlScripts = map[string]replyRule{
 	"149c5a8bf18676fd99e9e6e24923bd64d9b62f94": ttlReply,
 	"dad0f8d619e548e04f21fb48d50be5034df3adae": ttlReply,
@@ -36,6 +36,7 @@ var ttlScripts = map[string]replyRule{
 	"46b5551ba403d6152a7a6eca122e08728d6c8c66": ttlReply,
 	"49babb5a1e6a0c5f188c2ae62b93b51cdfd63e45": ttlFirstReply,
 	"6484da7d58920897fdc22b7f9afd1a3d47524ea8": ttlReply,
+	"66e1084c2d842a7e8c271925aae90219fac4e129": ttlReply,
 	"95553a6ff11176c18e71344e89d116b06fd6f753": ttlReply,
 	"6306ba3bf1f563b284bed52d305fce615c6664d9": ttlReply,
 }

@@ -9,7 +9,7 @@ package proxy
 // transcript named in seen carries it (compat/transcripts, cmd/wirerec):
 // TestScriptFactsRecorded checks every such row against it. Rows seen
 // "source" are of clients that cannot be built here (no Maven; Redisson
-// before 3.23): their SHA1 and layout were taken from the client's source
+// before 3.22): their SHA1 and layout were taken from the client's source
 // text for the versions named, and e2e tests send them by EVALSHA.
 type scriptFact struct {
 	sha      string     // SHA1 of the text as the client sends it
@@ -114,6 +114,10 @@ var scriptFacts = []scriptFact{
 	{redissonSpinUnlock323, "9a94b05cb42473c94ec2ea972ae84eb6547893a8", scriptHashRelease, "Redisson RSpinLock unlock: no channel, no latch; 1, 0 or nil", "3.23", "redisson-3.23.4-spin-fenced"},
 	{redissonSpinUnlock352, "3f7b881d30358e364aabf9791f73432a198fba05", scriptHashRelease, "Redisson RSpinLock unlock: latch in KEYS[2], its TTL in ARGV[3]; no channel", "3.52", "redisson-3.52.0-spinlock"},
 	{redissonSpinForceUnlock, "5f0031a6baba88a6185f2f03991ca9a7f455e208", scriptForceUnlock, "Redisson RSpinLock forceUnlock: DEL KEYS[1], 1/0, no channel", "3.23, 3.52", "redisson-3.52.0-spinlock"},
+	{"eb0c00d98f6f33b4262419a509002884540f30be", "746e353a65b565f0d788a5bd379f409565012e18", scriptBsmObtain, "bsm/redislock obtain (several keys; ARGV value, token length, ms)", "v0.10.0+", "go-bsm-redislock-0.10.0"},
+	{"5a22d7e8431313862816d4416b5e46dd70fc340d", "11feed21309121baa7341787ba6dd3d25719267e", scriptBsmRefresh, "bsm/redislock refresh (ARGV value, ms)", "v0.10.0+", "go-bsm-redislock-0.10.0"},
+	{"9470c810040e272ee6c579d8d4331aaf6332a7b1", "f5c23beb5f69a7b39453923b8e0a217467cd9865", scriptBsmRelease, "bsm/redislock release (ARGV value)", "v0.10.0+", "go-bsm-redislock-0.10.0"},
+	{"66e1084c2d842a7e8c271925aae90219fac4e129", "67b4f502051effbba4e88871c0d7a41d91e1509a", scriptBsmPTTL, "bsm/redislock pttl (ARGV value)", "v0.10.0+", "go-bsm-redislock-0.10.0"},
 	// RReadWriteLock's (rwlock.go; their layouts are rwSpecs').
 	{rwReadLock, "b648ee8c674b38f4359b8b271c30ec55cca07c0d", scriptHashAcquire, "Redisson RReadWriteLock readLock().lock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
 	{rwWriteLock, "891e37a84a9a5bfcf16813b344329b8399977ddc", scriptHashAcquire, "Redisson RReadWriteLock writeLock().lock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
@@ -140,10 +144,6 @@ var scriptFacts = []scriptFact{
 	{"20b5c3728736e2367b496c16390f9df56916a76f", "", scriptSpringDeleteNotify, "Spring pub/sub lock unlock (DEL)", "5.5.7-6.1.2", "source"},
 	{"879e0f7b8d83c3266d4e996627438c05dbda0b89", "", scriptSpringRenew, "Spring renew", "6.4.0-7.1.x", "source"},
 	{"67256370c2d1c87e2250898075542b1a7fa5b917", "", scriptExtend, "ShedLock update (compare-and-PEXPIRE, safeUpdate)", "6.7.0-7.9.0", "source"},
-	{"eb0c00d98f6f33b4262419a509002884540f30be", "", scriptBsmObtain, "bsm/redislock obtain (several keys; ARGV value, token length, ms)", "v0.10.0+", "source"},
-	{"5a22d7e8431313862816d4416b5e46dd70fc340d", "", scriptBsmRefresh, "bsm/redislock refresh (ARGV value, ms)", "v0.10.0+", "source"},
-	{"9470c810040e272ee6c579d8d4331aaf6332a7b1", "", scriptBsmRelease, "bsm/redislock release (ARGV value)", "v0.10.0+", "source"},
-	{"66e1084c2d842a7e8c271925aae90219fac4e129", "", scriptBsmPTTL, "bsm/redislock pttl (ARGV value)", "v0.10.0+", "source"},
 }
 
 // byNorm maps a normalised text's SHA1 to the row whose layout a variant
