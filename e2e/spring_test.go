@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
+	"github.com/redlock-proxy/redlock-proxy/internal/transcript"
 )
 
 // Spring Integration's RedisLockRegistry and ShedLock cannot be built here
@@ -203,8 +204,12 @@ func TestShedLock(t *testing.T) {
 	if err := c.Do(ctx, "SET", key, "ADDED:...@host-b", "NX", "PX", 10000).Err(); err != nil {
 		t.Fatalf("host b after lockAtLeastFor: %v", err)
 	}
-	// safeUpdate's release: the docs script with a trailing newline, by text.
-	safe := "if redis.call(\"get\",KEYS[1]) == ARGV[1] then\n    return redis.call(\"del\",KEYS[1])\nelse\n    return 0\nend\n"
+	// safeUpdate's release: the docs script (as Jedis users send it,
+	// recorded) with a trailing newline, by text.
+	safe := clientScript(t, shaDocsUnlock) + "\n"
+	if sha := transcript.SHA1(safe); sha != "194f3902b2dd08557818d09fc2e7682d91480e53" {
+		t.Fatalf("the docs unlock and a newline hash to %s, not ShedLock's safeUpdate release", sha)
+	}
 	if n, err := c.Eval(ctx, safe, []string{key}, "ADDED:...@host-b").Int64(); err != nil || n != 1 {
 		t.Fatalf("safe release = %d, %v", n, err)
 	}
