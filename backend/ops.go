@@ -37,7 +37,7 @@ func (e *encoder) keysOf(op quorum.Op) {
 		}
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
 		return
-	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue:
+	case quorum.OpQueueTail, quorum.OpEnqueue, quorum.OpQueueBeat, quorum.OpDequeue, quorum.OpQueueHead:
 		e.keys = append(e.keys, key{queueP, op.Key}, key{queueLeaseP, op.Key})
 		return
 	case quorum.OpQueueBeats:
@@ -70,6 +70,10 @@ func (e *encoder) keysOf(op quorum.Op) {
 		}
 		return
 	case quorum.OpHashAcquire: // refused while waiters queue, and during a string lock's lock-delay
+		if op.Fair { // waits its turn in the queue Aux
+			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{queueP, op.Aux}, key{queueLeaseP, op.Aux})
+			return
+		}
 		if op.Aux != "" {
 			e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", op.Aux}, key{"", quorum.CountersKey}, key{writerP, op.Aux}, key{queueP, op.Key})
 			return
@@ -112,6 +116,8 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(queueScript, str("beat"), str(op.Value), ms(op.TTL))
 	case quorum.OpDequeue:
 		return script(queueScript, str("del"), str(op.Value))
+	case quorum.OpQueueHead:
+		return script(queueScript, str("head"))
 	case quorum.OpQueueBeats:
 		for _, l := range *op.Leases {
 			e.args = append(e.args, str(l.Value), ms(l.TTL))
@@ -149,6 +155,9 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpSetXX:
 		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq), ms(op.AuxTTL))
 	case quorum.OpHashAcquire:
+		if op.Fair { // no mode, and the waiter's lease
+			return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL), str(""), num(op.N))
+		}
 		return e.withMode(script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL)), op.Mode)
 	case quorum.OpHashRelease:
 		return e.withMode(script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark)), op.Mode)
@@ -204,6 +213,12 @@ func replyOf(op quorum.Op, val any, err error) quorum.Reply {
 		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
 	case quorum.OpHashAcquire:
 		return hashAcquireReply(val)
+	case quorum.OpQueueHead:
+		w, ok := val.(string)
+		if !ok {
+			return quorum.Reply{Err: fmt.Errorf("queue head: unexpected reply %T", val)}
+		}
+		return quorum.Reply{OK: true, Entry: quorum.Entry{Found: w != "", Value: w}}
 	case quorum.OpHashRelease:
 		return hashReleaseReply(val)
 	case quorum.OpRaise, quorum.OpFixToken:

@@ -26,13 +26,16 @@ func ints(script string, val any, n int) ([3]int64, error) {
 	return out, nil
 }
 
-// hashAcquireReply reads the {granted, holds or pttl, token} reply of the hash acquire script.
+// hashAcquireReply reads the {granted, holds or pttl, token or queued} reply of the hash acquire script.
 func hashAcquireReply(val any) quorum.Reply {
 	v, err := ints("hash acquire", val, 3)
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	return quorum.Reply{OK: v[0] == 1, N: v[1], Token: v[2]}
+	if v[0] != 1 { // refused: whether a fair acquire's owner is queued
+		return quorum.Reply{N: v[1], Own: v[2] == 1}
+	}
+	return quorum.Reply{OK: true, N: v[1], Token: v[2]}
 }
 
 // hashReleaseReply reads the {result, holds before, flags} reply of the hash

@@ -23,6 +23,7 @@ const (
 	handshakeReply           // HELLO, INFO, CLIENT ...: the server's own facts; same kind of reply only
 	countReply               // PUBLISH: a count of listeners, which the proxy counts its own way
 	tokenReply               // GET redisson_lock_token:...: a fencing counter, compared by order (see tokenOrder)
+	waitReply                // how long a refused waiter waits at most before it tries again, in ms: any positive count
 )
 
 // ttlScripts answer a holder's remaining TTL (facts from the clients' source,
@@ -39,6 +40,12 @@ var ttlScripts = map[string]replyRule{
 	"66e1084c2d842a7e8c271925aae90219fac4e129": ttlReply,
 	"95553a6ff11176c18e71344e89d116b06fd6f753": ttlReply,
 	"6306ba3bf1f563b284bed52d305fce615c6664d9": ttlReply,
+	// RFairLock's lock() (3.23, 3.52) tells a refused waiter how long to
+	// wait: one Redis from its waiters' timeouts (the holder's TTL, or the
+	// place ahead's timeout, which includes the thread wait time), the
+	// proxy from the holder's TTL or the lease of the place ahead.
+	"762bfafa6be221431a0b668685dd15c926483619": waitReply,
+	"8f6ed299ffd259f0539c20f89253998c0777ea75": waitReply,
 }
 
 // ruleFor is the rule for replies to the command args.
@@ -154,6 +161,10 @@ func sameReply(a, b resp.Value, rule replyRule, leaseMS int64) bool {
 		return a.Kind == b.Kind
 	case countReply:
 		return a.Kind == ':' && b.Kind == ':' && a.Int >= 0 && b.Int >= 0
+	case waitReply:
+		if a.Kind == ':' || b.Kind == ':' {
+			return a.Kind == ':' && b.Kind == ':' && a.Int > 0 && b.Int > 0
+		}
 	case ttlReply, ttlSecReply:
 		if a.Kind == ':' && b.Kind == ':' && a.Int > 0 && b.Int > 0 {
 			lease := leaseMS

@@ -118,7 +118,13 @@ func replayOnRedis(t *testing.T, tr *transcript.Transcript) {
 		labACL(t, servers[0])
 		labACL(t, servers[1])
 	}
-	got := replay(t, tr, []string{servers[0].Addr}, []string{servers[1].Addr})
+	// Every recorded replica was that one server (two clients' connections
+	// recorded apart): each is the same server here too.
+	a, b := make([]string, max(tr.Replicas, 1)), make([]string, max(tr.Replicas, 1))
+	for i := range a {
+		a[i], b[i] = servers[0].Addr, servers[1].Addr
+	}
+	got := replay(t, tr, a, b)
 	if !t.Failed() {
 		compareReplies(t, tr, got[0], got[1])
 	}

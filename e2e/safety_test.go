@@ -137,6 +137,8 @@ func scenarios() []scenario {
 			expect: "unlocks answer 0, 0, 0, 1; no second owner before the last", fault: reentrantOutages, check: safeAndClean},
 		{name: "Redisson read-write lock, readers and writers through both replicas, while backends pause and one restarts empty", quarantine: true,
 			expect: "no writer beside another holder; readers share it", fault: rwAcrossFaults, check: safeAndClean},
+		{name: "Redisson fair lock, waiters through both replicas, while backends pause and one restarts empty", quarantine: true,
+			expect: "no overlap; in the quiet spells before and after, granted in the order they queued", fault: fairAcrossFaults, check: safeAndClean},
 		{name: "fenced tryLock, LOCK.ACQUIRE and SET NX PX with LOCK.TOKEN through both replicas while backends restart empty and pause", quarantine: true,
 			expect: "tokens strictly increase or are refused (NOQUORUM)", fault: tokensAcrossFaults, check: safeAndClean},
 		{name: "session locks (WAIT, SESSION) held past their TTL while a backend restarts empty; a session lock left on a replica paused past its TTL (lock_delay 1 s)",

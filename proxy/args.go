@@ -152,8 +152,10 @@ type operands struct {
 	channel, message string        // what to publish on a release, and where
 	latch            string        // Redisson's unlock latch key, kept latchTTL
 	latchTTL         time.Duration
-	absentReleased   bool     // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
-	rw               string   // Redisson's RReadWriteLock: "read" or "write"
-	keyPairs         bool     // the KEYS are pairs, a lock and a name of its
-	keys, argv       [][]byte // all of them (after a database index), for the multi-key scripts
+	absentReleased   bool          // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
+	rw               string        // Redisson's RReadWriteLock: "read" or "write"
+	keyPairs         bool          // the KEYS are pairs, a lock and a name of its
+	queue            string        // Redisson RFairLock's queue of waiters (a key)
+	wait             time.Duration // how long its waiter keeps its place past its wait
+	keys, argv       [][]byte      // all of them (after a database index), for the multi-key scripts
 }

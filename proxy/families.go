@@ -19,11 +19,12 @@ const (
 	roleForceRelease      // unlock whoever holds it
 	roleRead              // the owner's TTL
 	roleLease             // set a held lock's TTL (RedissonMultiLock's expire)
+	roleLeave             // a waiter gives up its place (RFairLock's acquireFailed)
 )
 
 func (r role) String() string {
 	return map[role]string{roleAcquire: "lock", roleRenew: "renew", roleRelease: "unlock",
-		roleForceRelease: "forceUnlock", roleRead: "pttl", roleLease: "lease"}[r]
+		roleForceRelease: "forceUnlock", roleRead: "pttl", roleLease: "lease", roleLeave: "acquireFailed"}[r]
 }
 
 // member is one script of a family by SHA1.
@@ -118,16 +119,20 @@ var families = []family{
 		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock352, roleRelease), m(rwWriteUnlock352, roleRelease),
 		m(rwReadRenew352, roleRenew), m(rBatch, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease),
 		m(rwReadIsLocked352, roleRead)}},
+	// RFairLock (fairlock.go): RLock's renewals.
+	{object: "Redisson RFairLock", version: "3.23", renews: true, forceRelease: true, members: []member{
+		m(fairLock323, roleAcquire), m(fairTry323, roleAcquire), m(fairUnlock323, roleRelease), m(rRenew, roleRenew),
+		m(fairForce323, roleForceRelease), m(fairLeave, roleLeave)}},
+	{object: "Redisson RFairLock", version: "3.52", renews: true, forceRelease: true, members: []member{
+		m(fairLock352, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
+		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
 	// Objects of Redisson 3.23 and 3.52 that the proxy does not serve: their
 	// first script is refused naming them. 3.52's SHA1s as its client sent
 	// them; 3.23.4's computed from its source text (the scripts as
-	// RedissonFairLock, RedissonSemaphore and RedissonCountDownLatch concatenate them), each
+	// RedissonSemaphore and RedissonCountDownLatch concatenate them), each
 	// matching the prefix issue 26 recorded from the client. The semaphore's
 	// and the latch's first commands are their set-up (trySetPermits,
 	// addPermits; trySetCount) or, for one set up elsewhere, countDown.
-	{object: "Redisson RFairLock", version: "3.52", members: []member{m("8f6ed299ffd259f0539c20f89253998c0777ea75", roleAcquire)}},
-	{object: "Redisson RFairLock", version: "3.23", members: []member{
-		m("aa0a28d2eb7cbeb50151315a58eb75302d8dfa40", roleAcquire), m("762bfafa6be221431a0b668685dd15c926483619", roleAcquire)}},
 	{object: "Redisson RSemaphore", version: "3.23-3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
 	{object: "Redisson RSemaphore", version: "3.23", members: []member{m("98238d408c6755085344670d3a2ddaa55cf177a9", roleAcquire)}},
 	{object: "Redisson RCountDownLatch", version: "3.23-3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},

@@ -56,6 +56,9 @@ func (s *Server) hashRelease(c *request, o operands) {
 	res, err := s.engine.ReleaseHash(c.ctx, o.key, o.owner, o.ttl, o.latch, o.latchTTL, o.absentReleased)
 	s.metrics.observe(kindRelease, start, err, 0)
 	switch {
+	case err == nil && res == quorum.Released && o.queue != "": // RFairLock: its first waiter
+		s.wakeFirst(o.queue, o.channel, o.message)
+		c.wr.WriteInt(1)
 	case err == nil && res == quorum.Released:
 		s.bus.Notify(o.channel, o.message)
 		c.wr.WriteInt(1)

@@ -50,6 +50,9 @@ const (
 	scriptBsmPTTL                                      // bsm/redislock v0.10: the shortest PTTL if every KEY holds ARGV[1], else nil
 	scriptHashLeaseAll                                 // RedissonMultiLock's lease: every KEY's TTL set to ARGV[1] ms (ARGV[2] a PEXPIRE option), no owner; 1 if any was set
 	scriptReadLocked                                   // Redisson 3.52 RReadWriteLock's readLock().isLocked(): KEYS[1]; 1/0
+	scriptFairAcquire                                  // Redisson RFairLock lock(): scriptHashAcquire in turn, queued in KEYS[2] (fairlock.go); nil or ms to wait
+	scriptFairTryAcquire                               // Redisson RFairLock tryLock(): in turn, never queued; nil or 1
+	scriptFairLeave                                    // Redisson RFairLock's waiter gives up: ARGV[1] leaves queue KEYS[1]; nil
 )
 
 func (k scriptKind) String() string {
@@ -64,7 +67,8 @@ func (k scriptKind) String() string {
 		scriptSpringReleaseNotify: "release and notify (true/false)", scriptSpringRenew: "extend (true/false)",
 		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)",
 		scriptBsmObtain: "obtain all keys", scriptBsmRefresh: "refresh all keys", scriptBsmRelease: "release all keys (OK/nil)",
-		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys", scriptReadLocked: "is read-locked"}[k]
+		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys", scriptReadLocked: "is read-locked",
+		scriptFairAcquire: "fair acquire", scriptFairTryAcquire: "fair try-acquire", scriptFairLeave: "leave a fair queue"}[k]
 }
 
 // pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
@@ -95,6 +99,8 @@ type spec struct {
 	message  pos    // what is published
 	latch    pos    // Redisson's unlock latch key (3.24+)
 	latchTTL pos    // and its TTL in ms
+	queue    pos    // Redisson RFairLock's queue of waiters (fairlock.go)
+	wait     pos    // and how long a waiter keeps its place past its wait, in ms
 	// dbFirst: ARGV[1] is a database index the script SELECTs
 	// (@sesamecare-oss/redlock); the ARGV places count after it.
 	dbFirst bool
@@ -186,12 +192,15 @@ var book = func() map[string]*spec {
 	for sha, sp := range rwSpecs {
 		m[sha] = &sp
 	}
+	for sha, sp := range fairSpecs {
+		m[sha] = &sp
+	}
 	return m
 }()
 
 // places lists the positions a spec reads.
 func (s *spec) places() []pos {
-	return []pos{s.key, s.owner, s.ttl, s.token, s.channel, s.message, s.latch, s.latchTTL}
+	return []pos{s.key, s.owner, s.ttl, s.token, s.channel, s.message, s.latch, s.latchTTL, s.queue, s.wait}
 }
 
 // operands reads a script call's operands from where s says they are, with
@@ -224,7 +233,8 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	// A channel or message taken from KEYS is published as the client named
 	// it, not as its database's key (selectdb.go).
 	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: clientName(s.channel, at(s.channel)),
-		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, rw: s.rw, keyPairs: s.keyPairs, keys: keys, argv: argv}
+		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, rw: s.rw, keyPairs: s.keyPairs, keys: keys, argv: argv,
+		queue: at(s.queue)}
 	var err error
 	if s.ttl.i > 0 {
 		if o.ttl, err = parseMillis(argv[s.ttl.i-1], s.ttlCmd); err != nil {
@@ -233,6 +243,11 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	}
 	if s.latchTTL.i > 0 {
 		if o.latchTTL, err = parseMillis(argv[s.latchTTL.i-1], "set"); err != nil {
+			return operands{}, err
+		}
+	}
+	if s.wait.i > 0 {
+		if o.wait, err = parseMillis(argv[s.wait.i-1], "zadd"); err != nil {
 			return operands{}, err
 		}
 	}
@@ -249,7 +264,8 @@ func clientName(p pos, v string) string {
 
 // describe says where s reads its operands, for the error a short call gets.
 func (s *spec) describe() string {
-	names := []string{"the lock key", "the owner", "the TTL in ms", "the token counter", "the channel", "the message", "the latch", "the latch TTL in ms"}
+	names := []string{"the lock key", "the owner", "the TTL in ms", "the token counter", "the channel", "the message", "the latch", "the latch TTL in ms",
+		"the queue", "the wait in ms"}
 	var parts []string
 	for i, p := range s.places() {
 		if p.i > 0 {

@@ -102,6 +102,10 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 		s.hashExtend(c, keys, o.argv[1:1+len(keys)], o.ttl, true)
 	},
 	scriptForceUnlock: func(s *Server, c *request, o operands) {
+		if o.queue != "" {
+			s.fairForceRelease(c, o)
+			return
+		}
 		if existed, ok := s.forceRelease(c, "forceUnlock", o.key, o.channel, o.message, o.rw); ok {
 			c.wr.WriteInt(boolInt(existed))
 		}
@@ -120,6 +124,9 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
 	scriptHashLeaseAll:           hashLease,
 	scriptReadLocked:             func(s *Server, c *request, o operands) { s.readLocked(c, o) },
+	scriptFairAcquire:            func(s *Server, c *request, o operands) { s.fairAcquire(c, o, true) },
+	scriptFairTryAcquire:         func(s *Server, c *request, o operands) { s.fairAcquire(c, o, false) },
+	scriptFairLeave:              func(s *Server, c *request, o operands) { s.fairLeave(c, o) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {

@@ -130,6 +130,16 @@ var scriptFacts = []scriptFact{
 	{rwReadForceUnlock, "751d67728a08b875d53292cccd6d75f6bc6b99b7", scriptForceUnlock, "Redisson RReadWriteLock readLock().forceUnlock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
 	{rwWriteForceUnlock, "a04c100f619391a9d222d020c10d24e176fcfcf5", scriptForceUnlock, "Redisson RReadWriteLock writeLock().forceUnlock", "3.23, 3.52", "redisson-3.52.0-rwlock"},
 	{rwReadIsLocked352, "c63cb17447856d93fa086dabd953d2abba577c15", scriptReadLocked, "Redisson RReadWriteLock readLock().isLocked", "3.52", "redisson-3.52.0-rwlock"},
+	// RFairLock's (fairlock.go; their layouts are fairSpecs').
+	{fairLock323, "51ee65a9c7cd813d274c02e5c9afda2f654e9f22", scriptFairAcquire, "Redisson RFairLock lock, tryLock with a wait", "3.23", "redisson-3.23.4-fairlock"},
+	{fairTry323, "c2b69733b0a62c2cd8c696c437f00c03e48240d9", scriptFairTryAcquire, "Redisson RFairLock tryLock()", "3.23", "redisson-3.23.4-fairlock"},
+	{fairUnlock323, "166caf75be8237cc25bb96120e826b9f0f95f88f", scriptHashRelease, "Redisson RFairLock unlock", "3.23", "redisson-3.23.4-fairlock"},
+	{fairForce323, "c2ba9ede106e223e2fc265ef3894868939c4e939", scriptForceUnlock, "Redisson RFairLock forceUnlock", "3.23", "redisson-3.23.4-fairlock"},
+	{fairLock352, "79d6258722bc8c48945970e54939c414a7ef7ba8", scriptFairAcquire, "Redisson RFairLock lock, tryLock with a wait", "3.52", "redisson-3.52.0-fairlock"},
+	{fairTry352, "f0e49379473c69d8c6411570b00d522e66aea769", scriptFairTryAcquire, "Redisson RFairLock tryLock()", "3.52", "redisson-3.52.0-fairlock"},
+	{fairUnlock352, "5d52ea72ac2d379cf8dcdd8bcbc5ef5b9f9c434e", scriptHashRelease, "Redisson RFairLock unlock (latch in KEYS[5])", "3.52", "redisson-3.52.0-fairlock"},
+	{fairForce352, "6af2cc928a0cca6264252109f39c656bdf930d38", scriptForceUnlock, "Redisson RFairLock forceUnlock", "3.52", "redisson-3.52.0-fairlock"},
+	{fairLeave, "ef8ff68354fa2d0bd9ba9287ba48a61450920de9", scriptFairLeave, "Redisson RFairLock acquireFailed (a waiter gives up)", "3.23, 3.52", "redisson-3.52.0-fairlock"},
 	// Clients that cannot run here: SHA1s and layouts from their source.
 	{"175897a4e379e99e79a54937be09226f76cdcfe5", "", scriptSpringObtain, "Spring Integration RedisLockRegistry obtain", "6.1.0-7.1.x", "source"},
 	{"6d2bc6d16248df19e144841297222544e3c7800a", "", scriptSpringObtain, "Spring Integration RedisLockRegistry obtain", "5.5.13-6.0.x", "source"},

@@ -18,8 +18,13 @@ import (
 type HashTaken struct {
 	*RoundError
 	// Wait is how long until enough holders' keys expire for a quorum to be
-	// free: the holder's PTTL as the caller should see it.
+	// free: the holder's PTTL as the caller should see it (a fair
+	// acquire's: or until the waiter ahead's place lapses).
 	Wait time.Duration
+	// Queued: a fair acquire's owner may still keep its place in the
+	// queue on a quorum: no more than N-Q nodes said it is not queued
+	// (AcquireFair).
+	Queued bool
 }
 
 // Unwrap lets errors.Is see ErrTaken.
@@ -71,13 +76,25 @@ func rwMode(write bool) string {
 }
 
 func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Duration, tokenKey, mode string) (Grant, error) {
-	if err := reservedKey(key, tokenKey); err != nil {
+	return e.acquireHashOp(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, Mode: mode}, ttl)
+}
+
+// acquireHashOp runs an OpHashAcquire round of op (Key, Value, Aux, Mode,
+// and for a fair acquire Fair and N: AcquireFair), with ttl.
+func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
+	key, owner, mode := op.Key, op.Value, op.Mode
+	if err := reservedKey(key, op.Aux); err != nil {
 		return Grant{}, err
 	}
 	if owner == "mode" {
 		return Grant{}, ErrModeOwner
 	}
-	r, err := e.startTimed(ctx, Op{Kind: OpHashAcquire, Key: key, Value: owner, Aux: tokenKey, AuxTTL: e.opts.LockDelay, Round: e.newRoundID(), Mode: mode}, ttl)
+	tokenKey := ""
+	if !op.Fair {
+		tokenKey = op.Aux
+	}
+	op.AuxTTL, op.Round = e.opts.LockDelay, e.newRoundID()
+	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -91,6 +108,9 @@ func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1, Mode: mode}
 	if rerr == nil {
+		if queued, _ := r.queuedWhereRefused(); op.Fair && queued > 0 {
+			e.Dequeue(op.Aux, owner) // it holds the lock: its place elsewhere would block the next waiter
+		}
 		return e.grant(r, g, undo, (*round).granted), nil
 	}
 	defer r.unlock()
@@ -100,12 +120,19 @@ func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Du
 	}
 	// Only nodes that said they granted give a hold back: on a node that did
 	// not answer, the hold may be one the owner already had.
-	rerr.addNodeErrs(e.rollback(undo, r.granted()))
+	granted := r.granted()
+	rerr.addNodeErrs(e.rollback(undo, granted))
+	queued := false
+	if op.Fair {
+		e.requeue(r.round, granted, op)
+		_, unqueued := r.queuedWhereRefused()
+		queued = unqueued <= len(e.nodes)-e.quorum
+	}
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr
 	}
 	e.contended(key)
-	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.round)}
+	return Grant{}, &HashTaken{RoundError: rerr, Wait: e.holderWait(r.round), Queued: queued}
 }
 
 // granted lists the nodes whose answer says the round's hold was added.

@@ -94,7 +94,7 @@ const (
 	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); the same value keeps the round and pins (PinKey) for TTL unless the note names Aux (the sender's booked round), another drops the pin; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
-	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer. OK: held; N: holds, else PTTL
+	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer (Fair: Aux names the fair queue instead, N the waiter's lease in ms: see Fair). OK: held; N: holds, else ms to wait; Own: refused, Value is queued; Fair and granted: Token is the ticket Value left the queue with (0: it was not queued)
 	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value (with Mark, marking the note); N -1 only asks whether release Mark deleted it there; OK: deleted (by this op, or by release Mark before)
@@ -118,6 +118,7 @@ const (
 	OpEnqueue   // add Value with ticket N (unless queued already) and a lease of TTL; OK: done
 	OpQueueBeat // renew Value's lease for TTL; OK: it is still queued
 	OpDequeue   // remove Value from the queue; OK: it was there
+	OpQueueHead // Entry.Value: the first waiter whose lease has not ended (Found: there is one); writes nothing
 	// OpQueueBeats renews many waiters' leases at once: for each of Leases,
 	// Key the lock, Value the waiter, TTL the lease (OpQueueBeat's). Each:
 	// per lease, whether the waiter is still queued there.
@@ -155,7 +156,10 @@ type Op struct {
 	// its Value (a waiter waits under its owner's name) at the head,
 	// expired waiters purged first, and refuses with N, the ms until trying
 	// again may succeed; an OpDelIfEq also takes Value out of the queue and
-	// reports waiters left (N 2).
+	// reports waiters left (N 2). A Fair OpHashAcquire (Redisson's
+	// RFairLock) waits its turn in the queue Aux names (QueueKey(Aux)) by
+	// the same rules, leaves it when granted, and where refused renews
+	// Value's place for N ms beyond the wait it reports.
 	Fair bool
 	// Tentative: an OpRaise's token noted beside the lock is tentative
 	// (the acquire's first raise, which may yet be outbid).
@@ -204,7 +208,7 @@ type Reply struct {
 	N     int64     // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
 	Pre   int64     // OpHashRelease: the holds before, -1 when answered from the latch
 	Token int64     // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
-	Own   bool      // OpRaise: the counter was last written by this op's Round; OpHashRelease answered "still held" from its latch: the owner holds the lock there
+	Own   bool      // OpRaise: the counter was last written by this op's Round; a Fair OpHashAcquire refused: its owner is queued there; OpHashRelease answered "still held" from its latch: the owner holds the lock there
 	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token; OpDelIfEq with Mark: the note was kept, marked
 	Each  *[]bool   // OpRenew: per lease, whether it was extended
 	Notes *[]string // OpRenew: per lease extended, the token part of its note there ("", "<token>", "=<token>"; "0": none yet)

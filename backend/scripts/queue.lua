@@ -3,7 +3,8 @@
 --   tail:             the largest ticket queued, 0 when none;
 --   add waiter t ms:  queue waiter with ticket t unless queued already, leased for ms; 1;
 --   beat waiter ms:   renew waiter's lease; 1, or 0 when it is no longer queued;
---   del waiter:       remove waiter; 1 when it was queued, else 0.
+--   del waiter:       remove waiter; 1 when it was queued, else 0;
+--   head:             the first waiter whose lease has not ended, "" when none (writes nothing).
 -- Both keys live as long as the longest lease: a queue nobody renews goes.
 local function now()
   local t = redis.call("TIME")
@@ -32,6 +33,14 @@ elseif mode == "beat" then
   end
   lease(ARGV[2], tonumber(ARGV[3]))
   return 1
+elseif mode == "head" then
+  local t = now()
+  for _, w in ipairs(redis.call("ZRANGE", KEYS[1], 0, 63)) do
+    if (tonumber(redis.call("ZSCORE", KEYS[2], w)) or 0) > t then
+      return w
+    end
+  end
+  return ""
 end
 redis.call("ZREM", KEYS[2], ARGV[2])
 return redis.call("ZREM", KEYS[1], ARGV[2])
