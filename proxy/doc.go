@@ -38,15 +38,17 @@
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)
-//	lockops.go, hashops.go, rwlock.go, multikey.go, bsm.go, registered.go, grants.go
+//	lockops.go, hashops.go, rwlock.go, fairlock.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
+//	               fairlock.go: its RFairLock's, and who a release wakes;
 //	               registered.go: operators' scripts, in their reply convention)
 //	sessions.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
-//	state.go, request.go, selectdb.go, scriptbook.go, families.go, options.go, limits.go, metrics.go, ...
+//	state.go, request.go, selectdb.go, scriptbook.go, specoperands.go, families.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
-//	               what, and where its key, owner and TTL are), the script families
+//	               what, and where its key, owner and TTL are: specoperands.go
+//	               reads them from a call), the script families
 //	               (each served whole or refused at its acquire), tables
 //	scriptfacts.go, normalize.go
 //	               what is known of each client script: its SHA1, the SHA1 of its

@@ -183,8 +183,9 @@
 // a fair one of the queue's head as if the lock were held (plain SET NX PX,
 // client scripts, Redisson's hash locks; a re-entry excepted), by one
 // EXISTS in the acquire script. The queue lives as long as its longest
-// lease, so a queue whose waiters all left blocks for at most one lease
-// (e2e TestPlainAcquireDoesNotOvertakeAWaiter).
+// lease (e2e TestPlainAcquireDoesNotOvertakeAWaiter). Redisson's fair
+// locks queue so in a queue of their own naming (fair.go); no queue is
+// ever what keeps two owners apart, only the lock's quorum.
 //
 // # Fencing tokens
 //
