@@ -34,7 +34,8 @@
 // and those below:
 //
 //	server.go      accept, Shutdown, Close
-//	conn.go        read a batch (reader.go), admit each command, run it (pipelined), write the replies
+//	conn.go        read a batch (reader.go; inline.go: telnet-style lines), admit each command
+//	               (admit.go), run it (pipelined), write the replies
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)
@@ -43,7 +44,7 @@
 //	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
 //	               fairlock.go: its RFairLock's, and who a release wakes;
 //	               registered.go: operators' scripts, in their reply convention)
-//	sessions.go, boundlocks.go
+//	sessions.go, sessionrenew.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
 //	state.go, request.go, selectdb.go, scriptbook.go, specoperands.go, families.go, options.go, limits.go, metrics.go, ...
 //	               shared types, reply writing, the script book (which script means
