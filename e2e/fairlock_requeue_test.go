@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 	"github.com/redlock-proxy/redlock-proxy/quorum"
@@ -64,5 +68,41 @@ func TestFairLockFailedRoundKeepsItsPlace(t *testing.T) {
 		if n, _ := h.Backend[i].Client().Exists(t.Context(), name).Result(); n != 0 {
 			t.Errorf("backend %d keeps the failed round's hold", i)
 		}
+	}
+}
+
+// TestFairLockAfterAFloodOfLapsedPlaces: a client may queue any number of
+// owners in a fair lock's queue (a place is the client's own naming, with
+// a lease as short as 1 ms); when ten thousand of them have lapsed, the
+// next fair acquire still works (the first version purged them all in one
+// ZREM, past Lua's unpack limit: every acquire of the lock failed).
+func TestFairLockAfterAFloodOfLapsedPlaces(t *testing.T) {
+	h := harness.New(t, 3, nil)
+	c := h.Client()
+	const name = "fair:{flood}"
+	tickets := quorum.QueueKey("redisson_lock_queue:{" + name + "}")
+	leases := quorum.QueueLeaseKey("redisson_lock_queue:{" + name + "}")
+	for _, b := range h.Backend {
+		bc := b.Client()
+		for from := 0; from < 10000; from += 1000 {
+			var tz, lz []redis.Z
+			for i := from; i < from+1000; i++ {
+				tz = append(tz, redis.Z{Score: float64(i + 1), Member: fmt.Sprint("ghost:", i)})
+				lz = append(lz, redis.Z{Score: 1, Member: fmt.Sprint("ghost:", i)}) // lapsed long ago
+			}
+			if err := bc.ZAdd(t.Context(), tickets, tz...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := bc.ZAdd(t.Context(), leases, lz...).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bc.PExpire(t.Context(), tickets, time.Minute)
+		bc.PExpire(t.Context(), leases, time.Minute)
+	}
+	f := &fairClient{c: c, name: name, owner: "uuid-f:1", waitMS: 5000}
+	held, err := f.lock(t, 5000, 10*time.Second, nil)
+	if !held || err != nil {
+		t.Fatalf("lock() after the lapsed places = %v, %v", held, err)
 	}
 }

@@ -31,7 +31,7 @@ local now = 0
 if fairMS then
   local t = redis.call("TIME")
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gone = redis.call("ZRANGEBYSCORE", KEYS[4], "-inf", now)
+  local gone = redis.call("ZRANGEBYSCORE", KEYS[4], "-inf", now, "LIMIT", 0, 256) -- a flood of them goes in turns
   if #gone > 0 then
     redis.call("ZREM", KEYS[3], unpack(gone))
     redis.call("ZREM", KEYS[4], unpack(gone))
