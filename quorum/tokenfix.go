@@ -82,9 +82,10 @@ func (e *Engine) fixedInTime(v Entry, start time.Time) error {
 // fixToken proposes a token for lock v of key and answers the one Q
 // holders fixed by deadline, this reader's or another's.
 func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error) {
-	spent := func(t *round) *RoundError {
+	began := time.Now()
+	spent := func(t *round) *RoundError { // t still this goroutine's: before its finish
 		rerr := t.roundError(RoundFence, ErrValiditySpent)
-		rerr.Spent = time.Until(deadline)
+		rerr.Spent = time.Since(began)
 		return rerr
 	}
 	timeout := min(e.opts.NodeTimeout, time.Until(deadline))
@@ -116,13 +117,15 @@ func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error
 	if lead, _ := leading(t); lead > 0 {
 		token = lead
 	}
-	t.finish(func() {})
 	// Propose it: each node raises its counter and answers the token fixed
 	// beside the lock there, this one unless another reader's came first.
 	timeout = min(e.opts.NodeTimeout, time.Until(deadline))
 	if timeout <= 0 {
-		return 0, spent(t)
+		rerr := spent(t) // described before finish hands t to the goroutine that drains it
+		t.finish(func() {})
+		return 0, rerr
 	}
+	t.finish(func() {})
 	read.N = token
 	r := e.start(nil, read, timeout, false)
 	fixed := func() (int64, int) {
