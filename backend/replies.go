@@ -26,14 +26,14 @@ func ints(script string, val any, n int) ([3]int64, error) {
 	return out, nil
 }
 
-// hashAcquireReply reads the {granted, holds or pttl, token or queued} reply of the hash acquire script.
+// hashAcquireReply reads the {granted, holds or pttl, token or ticket} reply of the hash acquire script.
 func hashAcquireReply(val any) quorum.Reply {
 	v, err := ints("hash acquire", val, 3)
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	if v[0] != 1 { // refused: whether a fair acquire's owner is queued
-		return quorum.Reply{N: v[1], Own: v[2] == 1}
+	if v[0] != 1 { // refused: a fair acquire's owner's ticket, where it is queued
+		return quorum.Reply{N: v[1], Own: v[2] > 0, Token: v[2]}
 	}
 	return quorum.Reply{OK: true, N: v[1], Token: v[2]}
 }

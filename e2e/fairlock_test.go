@@ -37,10 +37,19 @@ type fairClient struct {
 }
 
 func (f *fairClient) keys() []string {
-	return []string{f.name, "redisson_lock_queue:{" + f.name + "}", "redisson_lock_timeout:{" + f.name + "}"}
+	return []string{f.name, redissonName("redisson_lock_queue", f.name), redissonName("redisson_lock_timeout", f.name)}
 }
 
-func (f *fairClient) channel() string { return "redisson_lock__channel:{" + f.name + "}" }
+func (f *fairClient) channel() string { return redissonName("redisson_lock__channel", f.name) }
+
+// redissonName is a name Redisson derives from a lock's (prefixName):
+// "<prefix>:{<name>}", or "<prefix>:<name>" when the name has braces.
+func redissonName(prefix, name string) string {
+	if strings.Contains(name, "{") {
+		return prefix + ":" + name
+	}
+	return prefix + ":{" + name + "}"
+}
 
 // try sends lock(): nil when held, else the wait it was told.
 func (f *fairClient) try(t testing.TB, lease int64) (held bool, wait time.Duration, err error) {
@@ -93,7 +102,7 @@ func (f *fairClient) lock(t testing.TB, lease int64, within time.Duration, joine
 
 func (f *fairClient) unlock(t testing.TB, lease int64) (any, error) {
 	f.n++
-	latch := fmt.Sprintf("redisson_unlock_latch:{%s}:%s-%d", f.name, f.owner, f.n)
+	latch := fmt.Sprintf("%s:%s-%d", redissonName("redisson_unlock_latch", f.name), f.owner, f.n)
 	return f.c.Eval(t.Context(), clientScript(t, fairUnlockSHA), append(f.keys(), f.channel(), latch),
 		0, lease, f.owner, time.Now().UnixMilli(), "PUBLISH", cmp.Or(f.latchMS, 10000)).Result()
 }

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -49,10 +50,36 @@ var fairSpecs = func() map[string]spec {
 	}
 }()
 
+// fairQueueOK answers an error and reports false unless o's queue is the
+// one Redisson derives from its lock's name (prefixName:
+// "redisson_lock_queue:{<name>}", or "redisson_lock_queue:<name>" for a
+// name with braces of its own) or, for a waiter leaving (no lock), one of
+// that form: a queue named after another key would be that key's own wait
+// queue, and its waiters would shut out that lock's acquirers (helper-93).
+func fairQueueOK(c *request, o operands, leaving bool) bool {
+	queue, name := clientKey(o.queue), clientKey(o.key)
+	want := "redisson_lock_queue:{" + name + "}"
+	if strings.Contains(name, "{") {
+		want = "redisson_lock_queue:" + name
+	}
+	if leaving && strings.HasPrefix(queue, "redisson_lock_queue:") || !leaving && queue == want {
+		return true
+	}
+	if leaving {
+		c.writeErr(respError("ERR RFairLock's queue (KEYS[1]) must be named redisson_lock_queue:{<lock>}"))
+	} else {
+		c.writeErr(respError(fmt.Sprintf("ERR RFairLock's queue (KEYS[2]) must be %s, the name Redisson derives from the lock's", want)))
+	}
+	return false
+}
+
 // fairAcquire runs RFairLock's lock script: nil when held, else (join: a
 // lock() or tryLock with a wait, which queues) the ms to wait before trying
 // again, at the latest, or (a tryLock() without one) 1.
 func (s *Server) fairAcquire(c *request, o operands, join bool) {
+	if !fairQueueOK(c, o, false) {
+		return
+	}
 	start := time.Now()
 	lease := min(o.wait, s.engine.MaxTTL()) // a place outlives its wait by the client's thread wait time
 	g, err := s.engine.AcquireFair(c.ctx, o.key, o.owner, o.queue, o.ttl, lease, join)
@@ -73,6 +100,9 @@ func (s *Server) fairAcquire(c *request, o operands, join bool) {
 // fairForceRelease runs RFairLock's forceUnlock: 1 when the lock existed
 // (and the first waiter is woken), else 0.
 func (s *Server) fairForceRelease(c *request, o operands) {
+	if !fairQueueOK(c, o, false) {
+		return
+	}
 	if existed, ok := s.forceRelease(c, "forceUnlock", o.key, "", "", ""); ok {
 		if existed {
 			s.wakeFirst(o.queue, o.channel, o.message)
@@ -86,6 +116,9 @@ func (s *Server) fairForceRelease(c *request, o operands) {
 // wakes nobody: on one Redis the next waiter finds the lock free when its
 // wait ends; by quorum it would wait out the lease of the place it left).
 func (s *Server) fairLeave(c *request, o operands) {
+	if !fairQueueOK(c, o, true) {
+		return
+	}
 	s.engine.Dequeue(o.queue, o.owner)
 	if name, ok := strings.CutPrefix(clientKey(o.queue), "redisson_lock_queue:"); ok {
 		s.wakeFirst(o.queue, "redisson_lock__channel:"+name, "0") // LockPubSub's unlock message

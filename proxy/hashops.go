@@ -52,6 +52,9 @@ func (s *Server) hashAcquire(c *request, o operands, withToken bool) {
 // hashRelease gives up one hold: 1 released (and the waiters are told), 0
 // still held, nil when the owner does not hold it.
 func (s *Server) hashRelease(c *request, o operands) {
+	if o.queue != "" && !fairQueueOK(c, o, false) {
+		return
+	}
 	start := time.Now()
 	res, err := s.engine.ReleaseHash(c.ctx, o.key, o.owner, o.ttl, o.latch, o.latchTTL, o.absentReleased)
 	s.metrics.observe(kindRelease, start, err, 0)

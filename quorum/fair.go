@@ -48,22 +48,39 @@ func (e *Engine) AcquireFair(ctx context.Context, key, owner, queue string, ttl,
 	return e.acquireHashOp(ctx, op, ttl)
 }
 
-// requeue puts a fair acquire's owner back in its place on the nodes
-// where its failed round granted it (each answered the ticket it left),
-// with the longest lease a refusal gives (twice the thread wait time): a
-// round that failed for the nodes that did not grant (still held there,
-// or another's turn) must not cost it its turn where it was first.
-func (e *Engine) requeue(t *round, granted []int, op Op) {
-	byTicket := map[int64][]int{}
-	for _, j := range granted {
-		if ticket := t.replies[j].Token; ticket > 0 {
-			byTicket[ticket] = append(byTicket[ticket], j)
+// requeue puts a fair acquire's owner back in its place, after its round
+// failed, on the nodes where the round granted it (each left the queue and
+// answered the ticket it had) and on those that refused it but no longer
+// have it queued (a restart, a lapsed place): with the ticket most nodes
+// answered, and the longest lease a refusal gives (twice the thread wait
+// time). A round that failed for the nodes that did not grant (still held
+// there, or another's turn) must not cost the owner its turn where it was
+// first; and a node that lost its place would otherwise make a later
+// waiter first there, splitting every round between the two, for good
+// once one more node fails (helper-93).
+func (e *Engine) requeue(t *round, op Op) {
+	count := map[int64]int{}
+	var where []int
+	for j, v := range t.votes {
+		rep := t.replies[j]
+		if rep.Token > 0 {
+			count[rep.Token]++
+		}
+		if v == yes || v == no && !rep.Own {
+			where = append(where, j)
 		}
 	}
-	for ticket, idx := range byTicket {
-		e.start(idx, Op{Kind: OpEnqueue, Key: op.Aux, Value: op.Value, N: ticket, TTL: 2 * time.Duration(op.N) * time.Millisecond},
-			e.opts.NodeTimeout, false).drain()
+	var ticket int64
+	for tk, n := range count { // the most answered, the larger of a tie
+		if n > count[ticket] || n == count[ticket] && tk > ticket {
+			ticket = tk
+		}
 	}
+	if ticket == 0 || len(where) == 0 {
+		return
+	}
+	e.start(where, Op{Kind: OpEnqueue, Key: op.Aux, Value: op.Value, N: ticket, TTL: 2 * time.Duration(op.N) * time.Millisecond},
+		e.opts.NodeTimeout, false).drain()
 }
 
 // queuedWhereRefused counts the nodes that refused a fair acquire and said

@@ -124,9 +124,10 @@ func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (G
 	rerr.addNodeErrs(e.rollback(undo, granted))
 	queued := false
 	if op.Fair {
-		e.requeue(r.round, granted, op)
 		_, unqueued := r.queuedWhereRefused()
-		queued = unqueued <= len(e.nodes)-e.quorum
+		if queued = unqueued <= len(e.nodes)-e.quorum; queued {
+			e.requeue(r.round, op) // else it queues again at the back (AcquireFair)
+		}
 	}
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr

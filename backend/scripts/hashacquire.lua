@@ -22,9 +22,9 @@
 -- its head, and leaves the queue when it holds the lock (answering its ticket in place of a
 -- token: a failed round puts it back where it was). A refused owner is told to wait at
 -- most ARGV[6] ms, and where it is queued keeps its place ARGV[6] ms beyond that wait.
--- Returns {1, holds, token or 0} when held now, {0, pttl, queued} when another owner holds it
+-- Returns {1, holds, token or 0} when held now, {0, pttl, ticket} when another owner holds it
 -- (or waiters queue: the queue's PTTL, a fair acquire's the lease of the waiter ahead; or a
--- lock-delay runs: the note's PTTL); queued is 1 when a fair acquire's owner is queued.
+-- lock-delay runs: the note's PTTL); ticket is a fair acquire's owner's place, 0: not queued.
 local mode = ARGV[5] or ""
 local fairMS = tonumber(ARGV[6] or "")
 local now = 0
@@ -52,7 +52,8 @@ local function refuse(ms)
     end
     ms = math.max(1, math.min(ms, fairMS))
   end
-  if fairMS and redis.call("ZSCORE", KEYS[3], ARGV[1]) then
+  local ticket = fairMS and redis.call("ZSCORE", KEYS[3], ARGV[1])
+  if ticket then
     local lease = math.max(ms, 0) + fairMS
     redis.call("ZADD", KEYS[4], now + lease, ARGV[1])
     for _, k in ipairs({KEYS[3], KEYS[4]}) do
@@ -60,7 +61,7 @@ local function refuse(ms)
         redis.call("PEXPIRE", k, lease)
       end
     end
-    return {0, ms, 1}
+    return {0, ms, tonumber(ticket)}
   end
   return {0, ms, 0}
 end
