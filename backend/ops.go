@@ -111,10 +111,16 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpQueueTail:
 		return script(queueScript, str("tail"))
 	case quorum.OpEnqueue:
+		if op.Fair { // the ticket set even where another is
+			return script(queueScript, str("set"), str(op.Value), num(op.N), ms(op.TTL))
+		}
 		return script(queueScript, str("add"), str(op.Value), num(op.N), ms(op.TTL))
 	case quorum.OpQueueBeat:
 		return script(queueScript, str("beat"), str(op.Value), ms(op.TTL))
 	case quorum.OpDequeue:
+		if op.N > 0 { // only the place with that ticket
+			return script(queueScript, str("del"), str(op.Value), num(op.N))
+		}
 		return script(queueScript, str("del"), str(op.Value))
 	case quorum.OpQueueHead:
 		return script(queueScript, str("head"))

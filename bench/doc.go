@@ -24,6 +24,11 @@
 // machines of its own: the honest clients do not share a Go scheduler with
 // its thousands of goroutines. A full run appends it to the report.
 //
+// The Redisson contention row (contention.go) runs two clients of four
+// threads contending for one RLock with Redisson 3.52's recorded scripts,
+// waiting for a release as Redisson's lock() does, against one direct
+// redis-server and through two replicas of the proxy N=5 (issue 26).
+//
 // Each case runs -runs times, interleaved with the others, and the table
 // shows medians. Each redis-benchmark case locks keys of its own (ownKeys):
 // servers sharing backends never meet the locks an earlier case left, which

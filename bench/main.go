@@ -78,6 +78,7 @@ func main() {
 	if *baseline != "" {
 		base = e.startProxy(e.buildProxyAt(root, *baseline), backends[:5])
 	}
+	second := e.startProxy(bin, backends[:5]) // N=5's other replica: clients contending through both
 
 	rlock, err := loadRLockScripts(root)
 	check(err)
@@ -144,6 +145,14 @@ func main() {
 			v, err := rlockCycles(rlock, t.name, t.addr, 50, *cycleTime)
 			check(err)
 			m.add("rlock/"+t.name, v)
+		}
+		for _, t := range []struct {
+			name  string
+			addrs [2]string
+		}{{"direct", [2]string{direct, direct}}, {"n5", [2]string{proxies[5].addr, second.addr}}} {
+			v, err := rlockContention(rlock, fmt.Sprint(t.name, run), t.addrs, 4, *cycleTime)
+			check(err)
+			m.add("contend/"+t.name, v)
 		}
 	}
 	check(backendCost(m, direct, *runs, *requests))
@@ -243,6 +252,13 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 	fmt.Fprintf(&b, "\n## Redisson RLock lock+unlock cycles, 50 goroutines, one lock each (cycles/s)\n\n"+
 		"Redisson 3.52's lock and unlock scripts as its recorded transcript carries them, sent by go-redis (EVALSHA).\n\n"+
 		"| direct redis | proxy N=5 | ratio |\n|---|---|---|\n| %.0f | %.0f | %.2fx |\n", md("rlock/direct"), md("rlock/n5"), md("rlock/n5")/md("rlock/direct"))
+	contend := md("contend/n5") / md("contend/direct")
+	fmt.Fprintf(&b, "\n## Redisson RLock under contention: 2 clients x 4 threads, one lock (cycles/s)\n\n"+
+		"Each thread takes and releases the one lock over and over with Redisson 3.52's scripts, and waits as Redisson's `lock()` does "+
+		"(its client wakes one waiting thread per unlock message, else the TTL it was told). Through the proxy the two clients "+
+		"use two replicas of N=5 (issue 26).\n\n"+
+		"| direct redis | proxy N=5, two replicas | ratio | target | |\n|---|---|---|---|---|\n| %.0f | %.0f | %.2fx | >= 0.8x | %s |\n",
+		md("contend/direct"), md("contend/n5"), contend, verdict(contend >= 0.8))
 	lat := md("lat/p50/n5") / md("lat/p50/direct")
 	fmt.Fprintf(&b, "\n## Latency at one client, `SET NX PX` (ms)\n\n"+
 		"| | p50 | p99 |\n|---|---|---|\n| direct redis | %.3f | %.3f |\n| proxy N=5 | %.3f | %.3f |\n"+

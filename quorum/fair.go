@@ -28,12 +28,11 @@ import (
 // AcquireFair takes or re-enters fair hash lock key for owner with ttl
 // (padded), with AcquireHash's rules, in owner's turn in the fair queue
 // named queue; lease is how long past each wait a refused owner keeps its
-// place. A refused owner with join that so many nodes say is not queued
-// that it cannot be on a quorum joins the queue at its tail (any place it
-// kept on some node dropped first, so that no node orders it ahead of
-// those queued meanwhile) and tries once more: it may be first already. A
-// waiter whose nodes merely did not answer keeps its place. The failure is then a *HashTaken whose
-// Wait says when to try again at the latest.
+// place. A refused owner with join for which no quorum answered one
+// ticket (requeue) joins the queue at its tail (any place it kept on some
+// node dropped first, so that no node orders it ahead of those queued
+// meanwhile) and tries once more: it may be first already. The failure is
+// then a *HashTaken whose Wait says when to try again at the latest.
 func (e *Engine) AcquireFair(ctx context.Context, key, owner, queue string, ttl, lease time.Duration, join bool) (Grant, error) {
 	op := Op{Kind: OpHashAcquire, Fair: true, Key: key, Value: owner, Aux: queue, N: max(lease.Milliseconds(), 1)}
 	g, err := e.acquireHashOp(ctx, op, ttl)
@@ -48,55 +47,94 @@ func (e *Engine) AcquireFair(ctx context.Context, key, owner, queue string, ttl,
 	return e.acquireHashOp(ctx, op, ttl)
 }
 
-// requeue puts a fair acquire's owner back in its place, after its round
-// failed, on the nodes where the round granted it (each left the queue and
-// answered the ticket it had) and on those that refused it but no longer
-// have it queued (a restart, a lapsed place): with the ticket most nodes
-// answered, and the longest lease a refusal gives (twice the thread wait
-// time). A round that failed for the nodes that did not grant (still held
-// there, or another's turn) must not cost the owner its turn where it was
-// first; and a node that lost its place would otherwise make a later
-// waiter first there, splitting every round between the two, for good
-// once one more node fails (helper-93).
-func (e *Engine) requeue(t *round, op Op) {
+// placeOf is the ticket most nodes of round t answered for its fair
+// acquire's owner (a refusal's where it is queued, a grant's the one it
+// left the queue with), the larger of a tie, and how many answered it;
+// 0 when none did.
+func placeOf(t *round) (ticket int64, n int) {
 	count := map[int64]int{}
-	var where []int
 	for j, v := range t.votes {
-		rep := t.replies[j]
-		if rep.Token > 0 {
+		if rep := t.replies[j]; (v == yes || v == no) && rep.Token > 0 {
 			count[rep.Token]++
 		}
-		if v == yes || v == no && !rep.Own {
+	}
+	for tk, c := range count {
+		if c > n || c == n && tk > ticket {
+			ticket, n = tk, c
+		}
+	}
+	return ticket, n
+}
+
+// requeue keeps a fair acquire's owner in its place after its round
+// failed, and reports whether it has one: a quorum answered the same
+// ticket for it. The nodes that answered otherwise (those where the round
+// granted it and it left the queue, those that lost its place in a
+// restart or let it lapse, those with a stale ticket of an earlier place)
+// get that ticket, with the longest lease a refusal gives (twice the
+// thread wait time). A round that failed for the nodes that did not grant
+// (still held there, or another's turn) must not cost the owner its turn
+// where it was first; and a node that lost its place would otherwise make
+// a later waiter first there, splitting every round between the two, for
+// good once one more node fails (helper-93). A ticket fewer than a quorum
+// answered is never spread: it may be a place the owner left, which a
+// node missed (helper-94); such an owner queues again at the back.
+func (e *Engine) requeue(t *round, op Op) bool {
+	ticket, n := placeOf(t)
+	if n < e.quorum {
+		return false
+	}
+	var where []int
+	for j, v := range t.votes {
+		if v == yes || v == no && t.replies[j].Token != ticket { // granted: it left the queue there
 			where = append(where, j)
 		}
 	}
-	var ticket int64
-	for tk, n := range count { // the most answered, the larger of a tie
-		if n > count[ticket] || n == count[ticket] && tk > ticket {
-			ticket = tk
-		}
+	if len(where) > 0 {
+		e.start(where, Op{Kind: OpEnqueue, Fair: true, Key: op.Aux, Value: op.Value, N: ticket, TTL: 2 * time.Duration(op.N) * time.Millisecond},
+			e.opts.NodeTimeout, false).drain()
 	}
-	if ticket == 0 || len(where) == 0 {
-		return
-	}
-	e.start(where, Op{Kind: OpEnqueue, Key: op.Aux, Value: op.Value, N: ticket, TTL: 2 * time.Duration(op.N) * time.Millisecond},
-		e.opts.NodeTimeout, false).drain()
+	return true
 }
 
-// queuedWhereRefused counts the nodes that refused a fair acquire and said
-// its owner is queued there (queued), and those that said it is not
-// (unqueued).
-func (t *round) queuedWhereRefused() (queued, unqueued int) {
-	for j, v := range t.votes {
-		switch {
-		case v != no:
-		case t.replies[j].Own:
-			queued++
-		default:
-			unqueued++
-		}
+// leftQueue takes a fair acquire's granted owner out of the queue on every
+// node, in the background: the nodes that granted it took it out
+// themselves, but one that refused it or has not answered may keep its
+// place, and be first there for a waiter that is not. A node that does
+// not answer (paused, partitioned) is asked again, backing off, until it
+// answers or the place would have lapsed anyway (twice the thread wait
+// time), or the engine closes. Only the place with the ticket it left is
+// removed: the owner may queue again meanwhile (a Redisson thread's every
+// lock has the same owner name).
+func (e *Engine) leftQueue(t *round, op Op) {
+	ticket, _ := placeOf(t)
+	if ticket == 0 {
+		return // it was not queued
 	}
-	return queued, unqueued
+	leave := Op{Kind: OpDequeue, Key: op.Aux, Value: op.Value, N: ticket}
+	until := time.Now().Add(2 * time.Duration(op.N) * time.Millisecond)
+	e.monitors.Go(func() {
+		idx, pause := e.allIdx, 100*time.Millisecond
+		for len(idx) > 0 && time.Now().Before(until) {
+			r := e.start(idx, leave, e.opts.NodeTimeout, false)
+			r.drain()
+			var left []int
+			for j, v := range r.votes {
+				if v != yes && v != no {
+					left = append(left, idx[j])
+				}
+			}
+			if idx = left; len(idx) == 0 {
+				return
+			}
+			select {
+			case <-e.life.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 5*time.Second)
+		}
+	})
 }
 
 // QueueHeads reads fair queue queue's head on every node (the first waiter

@@ -21,9 +21,8 @@ type HashTaken struct {
 	// free: the holder's PTTL as the caller should see it (a fair
 	// acquire's: or until the waiter ahead's place lapses).
 	Wait time.Duration
-	// Queued: a fair acquire's owner may still keep its place in the
-	// queue on a quorum: no more than N-Q nodes said it is not queued
-	// (AcquireFair).
+	// Queued: a fair acquire's owner keeps its place in the queue: a
+	// quorum answered the same ticket for it (AcquireFair).
 	Queued bool
 }
 
@@ -108,8 +107,8 @@ func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (G
 	}
 	undo := Op{Kind: OpHashUnhold, Key: key, Value: owner, N: 1, Mode: mode}
 	if rerr == nil {
-		if queued, _ := r.queuedWhereRefused(); op.Fair && queued > 0 {
-			e.Dequeue(op.Aux, owner) // it holds the lock: its place elsewhere would block the next waiter
+		if op.Fair {
+			e.leftQueue(r.round, op) // it holds the lock: its place elsewhere would block the next waiter
 		}
 		return e.grant(r, g, undo, (*round).granted), nil
 	}
@@ -122,13 +121,7 @@ func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (G
 	// not answer, the hold may be one the owner already had.
 	granted := r.granted()
 	rerr.addNodeErrs(e.rollback(undo, granted))
-	queued := false
-	if op.Fair {
-		_, unqueued := r.queuedWhereRefused()
-		if queued = unqueued <= len(e.nodes)-e.quorum; queued {
-			e.requeue(r.round, op) // else it queues again at the back (AcquireFair)
-		}
-	}
+	queued := op.Fair && e.requeue(r.round, op) // else it queues again at the back (AcquireFair)
 	if rerr.Reason != ErrTaken {
 		return Grant{}, rerr
 	}

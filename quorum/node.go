@@ -115,9 +115,9 @@ const (
 
 	// Fair queues (QueueKey): Key is the lock's key, Value the waiter.
 	OpQueueTail // N: the largest ticket in Key's queue, 0 when empty
-	OpEnqueue   // add Value with ticket N (unless queued already) and a lease of TTL; OK: done
+	OpEnqueue   // add Value with ticket N (unless queued already; Fair: or with another ticket) and a lease of TTL; OK: done
 	OpQueueBeat // renew Value's lease for TTL; OK: it is still queued
-	OpDequeue   // remove Value from the queue; OK: it was there
+	OpDequeue   // remove Value from the queue (with N: only its place with ticket N); OK: it was there
 	OpQueueHead // Entry.Value: the first waiter whose lease has not ended (Found: there is one); writes nothing
 	// OpQueueBeats renews many waiters' leases at once: for each of Leases,
 	// Key the lock, Value the waiter, TTL the lease (OpQueueBeat's). Each:

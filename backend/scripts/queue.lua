@@ -2,8 +2,9 @@
 -- (waiter -> when it ends, in this server's ms). ARGV[1] says what to do:
 --   tail:             the largest ticket queued, 0 when none;
 --   add waiter t ms:  queue waiter with ticket t unless queued already, leased for ms; 1;
+--   set waiter t ms:  the same, with ticket t even where it is queued with another; 1;
 --   beat waiter ms:   renew waiter's lease; 1, or 0 when it is no longer queued;
---   del waiter:       remove waiter; 1 when it was queued, else 0;
+--   del waiter [t]:   remove waiter (with t: only where its ticket is t); 1 when removed, else 0;
 --   head:             the first waiter whose lease has not ended, "" when none (writes nothing).
 -- Both keys live as long as the longest lease: a queue nobody renews goes.
 local function now()
@@ -23,8 +24,12 @@ local mode = ARGV[1]
 if mode == "tail" then
   local last = redis.call("ZREVRANGE", KEYS[1], 0, 0, "WITHSCORES")
   return tonumber(last[2] or "0")
-elseif mode == "add" then
-  redis.call("ZADD", KEYS[1], "NX", ARGV[3], ARGV[2])
+elseif mode == "add" or mode == "set" then
+  if mode == "add" then
+    redis.call("ZADD", KEYS[1], "NX", ARGV[3], ARGV[2])
+  else
+    redis.call("ZADD", KEYS[1], ARGV[3], ARGV[2])
+  end
   lease(ARGV[2], tonumber(ARGV[4]))
   return 1
 elseif mode == "beat" then
@@ -41,6 +46,9 @@ elseif mode == "head" then
     end
   end
   return ""
+end
+if ARGV[3] and tonumber(redis.call("ZSCORE", KEYS[1], ARGV[2]) or "0") ~= tonumber(ARGV[3]) then
+  return 0 -- queued again since, with another ticket
 end
 redis.call("ZREM", KEYS[2], ARGV[2])
 return redis.call("ZREM", KEYS[1], ARGV[2])
