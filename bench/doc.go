@@ -24,10 +24,13 @@
 // machines of its own: the honest clients do not share a Go scheduler with
 // its thousands of goroutines. A full run appends it to the report.
 //
-// The Redisson contention row (contention.go) runs two clients of four
-// threads contending for one RLock with Redisson 3.52's recorded scripts,
-// waiting for a release as Redisson's lock() does, against one direct
-// redis-server and through two replicas of the proxy N=5 (issue 26).
+// The Redisson contention rows (redisson.go; issue 26) run the real client:
+// compat/java/RedissonContention.java, compiled against Redisson 3.52.0 as
+// ../shared/tools/java-clients.sh builds it (-redisson DIR), against one
+// direct redis-server and through two replicas of the proxy N=5. Without
+// the folder they are left out, saying why.
+//
+//	go run ./bench -redisson /tmp/java-clients
 //
 // Each case runs -runs times, interleaved with the others, and the table
 // shows medians. Each redis-benchmark case locks keys of its own (ownKeys):

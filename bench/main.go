@@ -32,6 +32,8 @@ func main() {
 	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
 	hostileMix := flag.Int("hostile-load", -1, "internal: run this hostile mix against -hostile-addr until stdin closes (the hostile section's child process)")
 	hostileAddr := flag.String("hostile-addr", "", "internal: the proxy -hostile-load loads")
+	redissonDir := flag.String("redisson", "", "a folder with Redisson 3.52.0 as ../shared/tools/java-clients.sh builds it "+
+		"(redisson-3.52.0.jar, .classpath): the real client's contention rows (issue 26); without it they are left out")
 	flag.Parse()
 	if *hostileMix >= 0 {
 		hostileLoad(*hostileMix, *hostileAddr)
@@ -82,6 +84,7 @@ func main() {
 
 	rlock, err := loadRLockScripts(root)
 	check(err)
+	java, whyNoJava := newRedissonRunner(root, *redissonDir)
 	m := measurements{}
 	for run := 1; run <= *runs; run++ {
 		log.Printf("run %d of %d", run, *runs)
@@ -146,13 +149,23 @@ func main() {
 			check(err)
 			m.add("rlock/"+t.name, v)
 		}
-		for _, t := range []struct {
+		for i, t := range []struct {
 			name  string
 			addrs [2]string
 		}{{"direct", [2]string{direct, direct}}, {"n5", [2]string{proxies[5].addr, second.addr}}} {
-			v, err := rlockContention(rlock, fmt.Sprint(t.name, run), t.addrs, 4, *cycleTime)
+			if java == nil {
+				break
+			}
+			if run%2 == 0 && i == 0 { // the other order every second run
+				t.name, t.addrs = "n5", [2]string{proxies[5].addr, second.addr}
+			} else if run%2 == 0 {
+				t.name, t.addrs = "direct", [2]string{direct, direct}
+			}
+			rows, err := java.run(t.addrs, fmt.Sprint("bench:", t.name, ":", run))
 			check(err)
-			m.add("contend/"+t.name, v)
+			for row, v := range rows {
+				m.add("redisson/"+row+"/"+t.name, v)
+			}
 		}
 	}
 	check(backendCost(m, direct, *runs, *requests))
@@ -166,7 +179,7 @@ func main() {
 	m.add("handoff/p50", p50)
 	m.add("handoff/p99", p99)
 
-	report := m.report(*runs, *idle, perConn, *baseline) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
+	report := m.report(*runs, *idle, perConn, *baseline) + redissonReport(m, whyNoJava) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
 		backendCostReport(m, *runs, *requests) +
 		runFloor(e, root, *floorDir, *baseline, *runs, *requests) + runHostile(e, root, *baseline, *hostileWindow)
 	fmt.Print(report)
@@ -252,13 +265,6 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 	fmt.Fprintf(&b, "\n## Redisson RLock lock+unlock cycles, 50 goroutines, one lock each (cycles/s)\n\n"+
 		"Redisson 3.52's lock and unlock scripts as its recorded transcript carries them, sent by go-redis (EVALSHA).\n\n"+
 		"| direct redis | proxy N=5 | ratio |\n|---|---|---|\n| %.0f | %.0f | %.2fx |\n", md("rlock/direct"), md("rlock/n5"), md("rlock/n5")/md("rlock/direct"))
-	contend := md("contend/n5") / md("contend/direct")
-	fmt.Fprintf(&b, "\n## Redisson RLock under contention: 2 clients x 4 threads, one lock (cycles/s)\n\n"+
-		"Each thread takes and releases the one lock over and over with Redisson 3.52's scripts, and waits as Redisson's `lock()` does "+
-		"(its client wakes one waiting thread per unlock message, else the TTL it was told). Through the proxy the two clients "+
-		"use two replicas of N=5 (issue 26).\n\n"+
-		"| direct redis | proxy N=5, two replicas | ratio | target | |\n|---|---|---|---|---|\n| %.0f | %.0f | %.2fx | >= 0.8x | %s |\n",
-		md("contend/direct"), md("contend/n5"), contend, verdict(contend >= 0.8))
 	lat := md("lat/p50/n5") / md("lat/p50/direct")
 	fmt.Fprintf(&b, "\n## Latency at one client, `SET NX PX` (ms)\n\n"+
 		"| | p50 | p99 |\n|---|---|---|\n| direct redis | %.3f | %.3f |\n| proxy N=5 | %.3f | %.3f |\n"+
