@@ -30,7 +30,7 @@ func TestFairLockFailedRoundKeepsItsPlace(t *testing.T) {
 	if held, _, err := waiter.try(t, 30000); held || err != nil {
 		t.Fatalf("the waiter's first lock() = %v, %v", held, err)
 	}
-	queue := quorum.QueueKey(waiter.keys()[1])
+	queue := quorum.FairQueueKey(waiter.keys()[1])
 	tickets := func() []float64 {
 		var out []float64
 		for _, b := range h.Backend {
@@ -80,8 +80,8 @@ func TestFairLockAfterAFloodOfLapsedPlaces(t *testing.T) {
 	h := harness.New(t, 3, nil)
 	c := h.Client()
 	const name = "fair:{flood}"
-	tickets := quorum.QueueKey(redissonName("redisson_lock_queue", name))
-	leases := quorum.QueueLeaseKey(redissonName("redisson_lock_queue", name))
+	tickets := quorum.FairQueueKey(redissonName("redisson_lock_queue", name))
+	leases := quorum.FairQueueLeaseKey(redissonName("redisson_lock_queue", name))
 	for _, b := range h.Backend {
 		bc := b.Client()
 		for from := 0; from < 10000; from += 1000 {

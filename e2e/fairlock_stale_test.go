@@ -18,7 +18,7 @@ import (
 
 func fairTickets(t *testing.T, h *harness.Harness, f *fairClient) []float64 {
 	t.Helper()
-	queue := quorum.QueueKey(f.keys()[1])
+	queue := quorum.FairQueueKey(f.keys()[1])
 	var out []float64
 	for _, b := range h.Backend {
 		v, err := b.Client().ZScore(t.Context(), queue, f.owner).Result()

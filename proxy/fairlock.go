@@ -119,7 +119,7 @@ func (s *Server) fairLeave(c *request, o operands) {
 	if !fairQueueOK(c, o, true) {
 		return
 	}
-	s.engine.Dequeue(o.queue, o.owner)
+	s.engine.LeaveFair(o.queue, o.owner)
 	if name, ok := strings.CutPrefix(clientKey(o.queue), "redisson_lock_queue:"); ok {
 		s.wakeFirst(o.queue, "redisson_lock__channel:"+name, "0") // LockPubSub's unlock message
 	}

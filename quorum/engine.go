@@ -32,6 +32,7 @@ type Engine struct {
 
 	rollbacks, rollbackFailures atomic.Int64
 	unmarking                   atomic.Int64 // releases whose marks are being removed in the background (unmarkLate)
+	leaving                     atomic.Int64 // granted fair waiters' places being removed in the background (leftQueue)
 
 	roundPrefix string // random per engine: round ids are unique across replicas
 	roundSeq    atomic.Uint64

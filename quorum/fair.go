@@ -34,17 +34,40 @@ import (
 // meanwhile) and tries once more: it may be first already. The failure is
 // then a *HashTaken whose Wait says when to try again at the latest.
 func (e *Engine) AcquireFair(ctx context.Context, key, owner, queue string, ttl, lease time.Duration, join bool) (Grant, error) {
-	op := Op{Kind: OpHashAcquire, Fair: true, Key: key, Value: owner, Aux: queue, N: max(lease.Milliseconds(), 1)}
+	if err := reservedKey(key, queue); err != nil {
+		return Grant{}, err
+	}
+	q := fairQueue(queue)
+	op := Op{Kind: OpHashAcquire, Fair: true, Key: key, Value: owner, Aux: q, N: max(lease.Milliseconds(), 1)}
 	g, err := e.acquireHashOp(ctx, op, ttl)
 	var taken *HashTaken
 	if !join || !errors.As(err, &taken) || taken.Queued {
 		return g, err
 	}
-	e.Dequeue(queue, owner)
-	if err := e.Enqueue(ctx, queue, owner, taken.Wait+lease); err != nil {
+	e.dequeue(q, owner)
+	if err := e.enqueue(ctx, q, owner, taken.Wait+lease); err != nil {
 		return Grant{}, err
 	}
 	return e.acquireHashOp(ctx, op, ttl)
+}
+
+// fairQueue is the name a fair lock's queue of the client's naming is kept
+// under: one no client key has, so that it is never the wait queue of a
+// key of that name (LOCK.ACQUIRE ... WAIT of "redisson_lock_queue:{x}"
+// would otherwise queue in lock x's; helper-95). FairQueueKey is its key.
+func fairQueue(queue string) string { return InternalPrefix + "fair:" + queue }
+
+// FairQueueKey and FairQueueLeaseKey are the keys of fair queue queue's
+// tickets and leases on a node.
+func FairQueueKey(queue string) string      { return QueueKey(fairQueue(queue)) }
+func FairQueueLeaseKey(queue string) string { return QueueLeaseKey(fairQueue(queue)) }
+
+// LeaveFair takes waiter out of fair queue queue on every node, as Dequeue
+// does (Redisson's acquireFailed: a waiter gives up).
+func (e *Engine) LeaveFair(queue, waiter string) {
+	if reservedKey(queue) == nil {
+		e.dequeue(fairQueue(queue), waiter)
+	}
 }
 
 // placeOf is the ticket most nodes of round t answered for its fair
@@ -97,15 +120,22 @@ func (e *Engine) requeue(t *round, op Op) bool {
 	return true
 }
 
+// maxLeaving bounds the granted owners whose places leftQueue asks silent
+// nodes again to remove.
+const maxLeaving = 256
+
 // leftQueue takes a fair acquire's granted owner out of the queue on every
 // node, in the background: the nodes that granted it took it out
 // themselves, but one that refused it or has not answered may keep its
 // place, and be first there for a waiter that is not. A node that does
 // not answer (paused, partitioned) is asked again, backing off, until it
 // answers or the place would have lapsed anyway (twice the thread wait
-// time), or the engine closes. Only the place with the ticket it left is
-// removed: the owner may queue again meanwhile (a Redisson thread's every
-// lock has the same owner name).
+// time), or the engine closes; at most maxLeaving owners at once are asked
+// again (each try costs a command to every silent node): beyond that, a
+// place a silent node kept lapses with its lease. Only the place with the
+// ticket it left is removed: the owner may queue again meanwhile (a
+// Redisson thread's every lock has the same owner name), with another
+// ticket (enqueue).
 func (e *Engine) leftQueue(t *round, op Op) {
 	ticket, _ := placeOf(t)
 	if ticket == 0 {
@@ -114,6 +144,8 @@ func (e *Engine) leftQueue(t *round, op Op) {
 	leave := Op{Kind: OpDequeue, Key: op.Aux, Value: op.Value, N: ticket}
 	until := time.Now().Add(2 * time.Duration(op.N) * time.Millisecond)
 	e.monitors.Go(func() {
+		defer e.leaving.Add(-1)
+		again := e.leaving.Add(1) <= maxLeaving
 		idx, pause := e.allIdx, 100*time.Millisecond
 		for len(idx) > 0 && time.Now().Before(until) {
 			r := e.start(idx, leave, e.opts.NodeTimeout, false)
@@ -124,7 +156,7 @@ func (e *Engine) leftQueue(t *round, op Op) {
 					left = append(left, idx[j])
 				}
 			}
-			if idx = left; len(idx) == 0 {
+			if idx = left; len(idx) == 0 || !again {
 				return
 			}
 			select {
@@ -144,7 +176,7 @@ func (e *Engine) QueueHeads(queue string) []string {
 	if reservedKey(queue) != nil {
 		return nil
 	}
-	t := e.start(nil, Op{Kind: OpQueueHead, Key: queue}, e.opts.NodeTimeout, false)
+	t := e.start(nil, Op{Kind: OpQueueHead, Key: fairQueue(queue)}, e.opts.NodeTimeout, false)
 	t.drain()
 	var heads []string
 	for j, v := range t.votes {

@@ -82,7 +82,10 @@ func (e *Engine) acquireHash(ctx context.Context, key, owner string, ttl time.Du
 // and for a fair acquire Fair and N: AcquireFair), with ttl.
 func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (Grant, error) {
 	key, owner, mode := op.Key, op.Value, op.Mode
-	if err := reservedKey(key, op.Aux); err != nil {
+	if err := reservedKey(key); err != nil {
+		return Grant{}, err
+	}
+	if err := reservedKey(op.Aux); err != nil && !op.Fair { // a fair queue is in the proxy's names (fairQueue)
 		return Grant{}, err
 	}
 	if owner == "mode" {

@@ -26,6 +26,15 @@ func (e *Engine) Enqueue(ctx context.Context, key, waiter string, lease time.Dur
 	if err := reservedKey(key); err != nil {
 		return err
 	}
+	return e.enqueue(ctx, key, waiter, lease)
+}
+
+// enqueue is Enqueue of queue key, unchecked (a fair lock's queue is in the
+// proxy's own names: fairQueue). A ticket is also at least the time in µs:
+// a waiter that queues again gets another ticket than the place it left
+// (the queue may have emptied meanwhile), so that a removal of the place
+// it left, by its ticket (leftQueue), never takes the new one.
+func (e *Engine) enqueue(ctx context.Context, key, waiter string, lease time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -42,12 +51,13 @@ func (e *Engine) Enqueue(ctx context.Context, key, waiter string, lease time.Dur
 		}
 	}
 	t.finish(func() {})
-	add := e.start(nil, Op{Kind: OpEnqueue, Key: key, Value: waiter, N: tail + 1, TTL: lease}, e.opts.NodeTimeout, true)
+	ticket := max(tail+1, time.Now().UnixMicro())
+	add := e.start(nil, Op{Kind: OpEnqueue, Key: key, Value: waiter, N: ticket, TTL: lease}, e.opts.NodeTimeout, true)
 	add.collect()
 	if add.nYes < e.quorum {
 		add.drain()
 		rerr := add.roundError(RoundQueue, ErrNoQuorum)
-		e.Dequeue(key, waiter)
+		e.dequeue(key, waiter)
 		return rerr
 	}
 	add.finish(func() {})
@@ -83,5 +93,9 @@ func (e *Engine) Dequeue(key, waiter string) {
 	if reservedKey(key) != nil {
 		return
 	}
+	e.dequeue(key, waiter)
+}
+
+func (e *Engine) dequeue(key, waiter string) {
 	e.start(nil, Op{Kind: OpDequeue, Key: key, Value: waiter}, e.opts.NodeTimeout, false).drain()
 }
