@@ -60,21 +60,12 @@ func rwAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
 	defer cs[0].Close()
 	defer cs[1].Close()
-	outage := func(i, j int) { // two backends paused for a second, seen down and back up by both replicas
-		e.redis[i].Pause()
-		e.redis[j].Pause()
-		e.seenByBoth(cs, h, "down", i, j)
-		time.Sleep(time.Second)
-		e.redis[i].Resume()
-		e.redis[j].Resume()
-		e.seenByBoth(cs, h, "up", i, j)
-	}
 	time.Sleep(500 * time.Millisecond)
-	outage(3, 4)
+	e.outage(cs, h, 3, 4)
 	e.redis[2].Restart()
 	e.seenByBoth(cs, h, "quarantined", 2)
 	e.seenByBoth(cs, h, "up", 2)
-	outage(0, 1)
+	e.outage(cs, h, 0, 1)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()

@@ -28,6 +28,18 @@ func suiteClients(addrs [2]string) (*redis.Client, *redis.Client) {
 	return suiteClient(addrs[0]), suiteClient(addrs[1])
 }
 
+// outage pauses backends i and j for a second, seen down and back up by
+// both replicas (through cs).
+func (e *faultEnv) outage(cs [2]*redis.Client, h *history, i, j int) {
+	e.redis[i].Pause()
+	e.redis[j].Pause()
+	e.seenByBoth(cs, h, "down", i, j)
+	time.Sleep(time.Second)
+	e.redis[i].Resume()
+	e.redis[j].Resume()
+	e.seenByBoth(cs, h, "up", i, j)
+}
+
 // seenByBoth waits until both replicas (a client of each in cs) report each
 // backend of backends in state; the row fails, not set up, where one never
 // does.
