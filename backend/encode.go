@@ -35,4 +35,6 @@ var (
 	queueLeaseP = quorum.QueueLeaseKey("")
 	pinP        = quorum.PinKey("")
 	writerP     = quorum.WriterKey("")
+	semP        = quorum.SemaphoreKey("")
+	semLeaseP   = quorum.SemaphoreLeaseKey("")
 )

@@ -45,6 +45,9 @@ func (e *encoder) keysOf(op quorum.Op) {
 			e.keys = append(e.keys, key{queueP, l.Key}, key{queueLeaseP, l.Key})
 		}
 		return
+	case quorum.OpSemaphore:
+		e.keys = append(e.keys, key{semP, op.Key}, key{semLeaseP, op.Key})
+		return
 	case quorum.OpRenew:
 		for _, l := range *op.Leases {
 			e.keys = append(e.keys, key{"", l.Key}, key{metaP, l.Key})
@@ -124,6 +127,16 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(queueScript, str("del"), str(op.Value))
 	case quorum.OpQueueHead:
 		return script(queueScript, str("head"))
+	case quorum.OpSemaphore:
+		switch op.Mode {
+		case "take":
+			return script(semaphoreScript, str("take"), str(op.Value), ms(op.TTL), num(op.N))
+		case "lease":
+			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL))
+		case "init", "set", "add":
+			return script(semaphoreScript, str(op.Mode), num(op.N))
+		}
+		return script(semaphoreScript, str(op.Mode), str(op.Value)) // drop, state
 	case quorum.OpQueueBeats:
 		for _, l := range *op.Leases {
 			e.args = append(e.args, str(l.Value), ms(l.TTL))
@@ -227,6 +240,8 @@ func replyOf(op quorum.Op, val any, err error) quorum.Reply {
 		return quorum.Reply{OK: true, Entry: quorum.Entry{Found: w != "", Value: w}}
 	case quorum.OpHashRelease:
 		return hashReleaseReply(val)
+	case quorum.OpSemaphore:
+		return semaphoreReply(op, val)
 	case quorum.OpRaise, quorum.OpFixToken:
 		return raiseReply(op.Kind, val)
 	case quorum.OpRenew, quorum.OpQueueBeats:

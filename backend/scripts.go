@@ -65,6 +65,8 @@ var (
 	queueLua string
 	//go:embed scripts/queuebeats.lua
 	queueBeatsLua string
+	//go:embed scripts/semaphore.lua
+	semaphoreLua string
 	//go:embed scripts/marknew.lua
 	markNewLua string
 	//go:embed scripts/tokenpart.lua
@@ -84,6 +86,7 @@ var (
 	acquireScript      = newScript(noteAfterLua + acquireLua)
 	queueScript        = newScript(queueLua)
 	queueBeatsScript   = newScript(queueBeatsLua)
+	semaphoreScript    = newScript(semaphoreLua)
 	undoScript         = newScript(undoLua)
 	delIfEqScript      = newScript(noteLeadLua + delIfEqLua)
 	pexpireIfEqScript  = newScript(noteAfterLua + noteLeadLua + roundOrderLua + pexpireIfEqLua)
@@ -100,7 +103,7 @@ var (
 	raiseScript        = newScript(tokenPartLua + raiseLua)
 	setXXScript        = newScript(noteAfterLua + noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
-	delScript          = newScript(hashPrelude + delLua)
+	delScript          = newScript(hashPrelude + fmt.Sprintf("local semKeys = {%q, %q}\n", semP, semLeaseP) + delLua)
 	unmarkScript       = newScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)

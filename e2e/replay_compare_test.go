@@ -24,6 +24,7 @@ const (
 	countReply               // PUBLISH: a count of listeners, which the proxy counts its own way
 	tokenReply               // GET redisson_lock_token:...: a fencing counter, compared by order (see tokenOrder)
 	waitReply                // how long a refused waiter waits at most before it tries again, in ms: any positive count
+	retryAtReply             // RPermitExpirableSemaphore's acquire: "OK", nil, or ":<when to try again>" (any time)
 )
 
 // ttlScripts answer a holder's remaining TTL (facts from the clients' source,
@@ -46,6 +47,12 @@ var ttlScripts = map[string]replyRule{
 	// proxy from the holder's TTL or the lease of the place ahead.
 	"762bfafa6be221431a0b668685dd15c926483619": waitReply,
 	"8f6ed299ffd259f0539c20f89253998c0777ea75": waitReply,
+	// RPermitExpirableSemaphore's acquire (3.23, 3.52) tells a refused one
+	// when to try again: one Redis when the first permit held lapses by the
+	// client's clock, the proxy when it lapses on a backend that refused.
+	// Its getLeaseTime (3.52) answers a permit's lease left.
+	"992c96b09a3d8ea0b37f5dc12e5347a44d93909d": retryAtReply,
+	"8be95cb5221cc7ee883cacb8859a8b32ef501a0e": ttlReply,
 }
 
 // ruleFor is the rule for replies to the command args.
@@ -164,6 +171,10 @@ func sameReply(a, b resp.Value, rule replyRule, leaseMS int64) bool {
 	case waitReply:
 		if a.Kind == ':' || b.Kind == ':' {
 			return a.Kind == ':' && b.Kind == ':' && a.Int > 0 && b.Int > 0
+		}
+	case retryAtReply:
+		if strings.HasPrefix(a.Str, ":") || strings.HasPrefix(b.Str, ":") {
+			return a.Kind == '$' && b.Kind == '$' && strings.HasPrefix(a.Str, ":") && strings.HasPrefix(b.Str, ":")
 		}
 	case ttlReply, ttlSecReply:
 		if a.Kind == ':' && b.Kind == ':' && a.Int > 0 && b.Int > 0 {

@@ -157,5 +157,6 @@ type operands struct {
 	keyPairs         bool          // the KEYS are pairs, a lock and a name of its
 	queue            string        // Redisson RFairLock's queue of waiters (a key)
 	wait             time.Duration // how long its waiter keeps its place past its wait
+	permit           permitStep    // a step of Redisson's RPermitExpirableSemaphore (permits.go)
 	keys, argv       [][]byte      // all of them (after a database index), for the multi-key scripts
 }

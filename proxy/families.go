@@ -20,11 +20,12 @@ const (
 	roleRead              // the owner's TTL
 	roleLease             // set a held lock's TTL (RedissonMultiLock's expire)
 	roleLeave             // a waiter gives up its place (RFairLock's acquireFailed)
+	roleSetup             // set a semaphore's permits
 )
 
 func (r role) String() string {
 	return map[role]string{roleAcquire: "lock", roleRenew: "renew", roleRelease: "unlock",
-		roleForceRelease: "forceUnlock", roleRead: "pttl", roleLease: "lease", roleLeave: "acquireFailed"}[r]
+		roleForceRelease: "forceUnlock", roleRead: "pttl", roleLease: "lease", roleLeave: "acquireFailed", roleSetup: "setPermits"}[r]
 }
 
 // member is one script of a family by SHA1.
@@ -126,15 +127,30 @@ var families = []family{
 	{object: "Redisson RFairLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(fairLock352, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
 		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
+	// RPermitExpirableSemaphore (permits.go): each permit leased, so there is
+	// nothing to renew or force.
+	{object: "Redisson RPermitExpirableSemaphore", version: "3.23", members: []member{
+		m(permitAcquireSHA, roleAcquire), m(permitReleaseSHA, roleRelease), m(permitReleaseAnySHA, roleRelease),
+		m(permitLeaseSHA, roleRenew), m(permitAvailableSHA, roleRead), m(permitTotalSHA, roleRead), m(permitAcquiredSHA, roleRead),
+		m(permitSetSHA, roleSetup), m(permitTrySetSHA, roleSetup), m(permitAddSHA, roleSetup)}},
+	{object: "Redisson RPermitExpirableSemaphore", version: "3.52", members: []member{
+		m(permitAcquireSHA, roleAcquire), m(permitReleaseSHA, roleRelease), m(permitReleaseAllSHA, roleRelease),
+		m(permitLeaseSHA, roleRenew), m(permitAvailableSHA, roleRead), m(permitTotalSHA, roleRead), m(permitAcquiredSHA, roleRead),
+		m(permitLeaseLeftSHA, roleRead), m(permitSetSHA, roleSetup), m(permitTrySetSHA, roleSetup), m(permitAddSHA, roleSetup)}},
 	// Objects of Redisson 3.23 and 3.52 that the proxy does not serve: their
-	// first script is refused naming them. 3.52's SHA1s as its client sent
-	// them; 3.23.4's computed from its source text (the scripts as
-	// RedissonSemaphore and RedissonCountDownLatch concatenate them), each
-	// matching the prefix issue 26 recorded from the client. The semaphore's
-	// and the latch's first commands are their set-up (trySetPermits,
-	// addPermits; trySetCount) or, for one set up elsewhere, countDown.
-	{object: "Redisson RSemaphore", version: "3.23-3.52", members: []member{m("241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c", roleAcquire)}},
-	{object: "Redisson RSemaphore", version: "3.23", members: []member{m("98238d408c6755085344670d3a2ddaa55cf177a9", roleAcquire)}},
+	// scripts that take, give or set permits and counts are refused naming
+	// them. The latch's SHA1s: 3.52's as its client sent them, 3.23.4's
+	// computed from its source text (the scripts as RedissonCountDownLatch
+	// concatenates them), each matching the prefix issue 26 recorded from
+	// the client; its first commands are its set-up (trySetCount) or, for
+	// one set up elsewhere, countDown. RSemaphore's, the same in both
+	// versions, computed from its source text: tryAcquire, release,
+	// drainPermits, addPermits and 3.52's trySetPermits with a time to live
+	// (its trySetPermits is RPermitExpirableSemaphore's, served: it only sets
+	// a number, and RSemaphore's next script is refused).
+	{object: "Redisson RSemaphore", version: "3.23-3.52", members: []member{m("c7dc9d189c1715465a31a06ddbc008585e0c20be", roleAcquire),
+		m("ae27582488dd01f4e238cc0733a12146d410eb44", roleAcquire), m("c87766d572855e9461c4ecd453db5d1cbab6119e", roleAcquire),
+		m("98238d408c6755085344670d3a2ddaa55cf177a9", roleAcquire), m("38bf99884eb94708a40a9aabacb15b4c5f16e804", roleAcquire)}},
 	{object: "Redisson RCountDownLatch", version: "3.23-3.52", members: []member{m("2a52d54a6f35bc8af5e84a2930b2ca1aa2a15892", roleAcquire)}},
 	{object: "Redisson RCountDownLatch", version: "3.23", members: []member{m("38060fab26b0e7c5982a5cfd7ad542e44d3da19b", roleAcquire)}},
 	// RedissonMultiLock with a lease takes its members with RLock's own lock

@@ -20,6 +20,21 @@ var kindRole = map[scriptKind]role{
 	scriptFairAcquire:  roleAcquire, scriptFairTryAcquire: roleAcquire, scriptFairLeave: roleLeave,
 }
 
+// permitRole is the role each step of RPermitExpirableSemaphore plays.
+var permitRole = map[permitStep]role{
+	permitAcquire: roleAcquire, permitRelease: roleRelease, permitReleaseAny: roleRelease, permitReleaseAll: roleRelease,
+	permitLease: roleRenew, permitAvailable: roleRead, permitTotal: roleRead, permitAcquired: roleRead, permitLeaseLeft: roleRead,
+	permitSet: roleSetup, permitTrySet: roleSetup, permitAdd: roleSetup,
+}
+
+// roleOf is the role a script with spec sp plays.
+func roleOf(sp *spec) role {
+	if sp.kind == scriptPermits {
+		return permitRole[sp.permit]
+	}
+	return kindRole[sp.kind]
+}
+
 // Every family is served whole (its acquire, release, renew where the
 // client renews, force release where it has one) or its acquire is refused;
 // every script in the book belongs to a family, in the role its kind says.
@@ -28,8 +43,8 @@ func TestFamiliesServedWhole(t *testing.T) {
 	for _, f := range families {
 		for _, mb := range f.members {
 			inFamily[mb.sha] = true
-			if sp := book[mb.sha]; sp != nil && kindRole[sp.kind] != mb.role {
-				t.Errorf("%s: %.8s is listed as %s, but the proxy runs it as %s (%s)", f, mb.sha, mb.role, kindRole[sp.kind], sp.kind)
+			if sp := book[mb.sha]; sp != nil && roleOf(sp) != mb.role {
+				t.Errorf("%s: %.8s is listed as %s, but the proxy runs it as %s (%s)", f, mb.sha, mb.role, roleOf(sp), sp.kind)
 			}
 		}
 		why := f.missing(inBook)
@@ -49,8 +64,8 @@ func TestFamiliesServedWhole(t *testing.T) {
 		if !inFamily[sha] {
 			t.Errorf("script %s (%s) is in the book but in no family", sha, sp.kind)
 		}
-		if kindRole[sp.kind] == 0 {
-			t.Errorf("kind %s has no role", sp.kind)
+		if roleOf(sp) == 0 {
+			t.Errorf("kind %s (%d) has no role", sp.kind, sp.permit)
 		}
 	}
 	// A served family's acquire is never refused.
@@ -96,7 +111,8 @@ func TestUnservedObjectRefusedByName(t *testing.T) {
 	}
 	for sha, want := range map[string]string{
 		"38060fab26b0e7c5982a5cfd7ad542e44d3da19b": "Redisson RCountDownLatch (3.23)",
-		"241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c": "Redisson RSemaphore (3.23-3.52)",
+		"c7dc9d189c1715465a31a06ddbc008585e0c20be": "Redisson RSemaphore (3.23-3.52)", // tryAcquire
+		"98238d408c6755085344670d3a2ddaa55cf177a9": "Redisson RSemaphore (3.23-3.52)", // addPermits
 	} {
 		got := converse(t, addr, "EVALSHA "+sha+" 1 {k} 30000 a:1\r\n", 1)
 		if !strings.HasPrefix(got[0], "-ERR redlock-proxy does not serve "+want) {

@@ -137,11 +137,11 @@ func owns(prefix string, name []byte) bool {
 
 // derivedPrefixes start the names Redisson derives from a lock's name: its
 // release channel, unlock latch and token counter, a read-write lock's
-// channel, a fair lock's queue and waiters' timeouts, "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the
+// channel, a fair lock's queue and waiters' timeouts, a semaphore's channel, "<prefix>:{<lock>}[...]", or "<prefix>:<lock>[...]" when the
 // lock's name has braces of its own. (A read-write lock's names for its
 // readers' timeouts, "{<lock>}...", are never touched: spec.unused.)
 var derivedPrefixes = [][]byte{[]byte("redisson_lock__channel:"), []byte("redisson_unlock_latch:"), []byte("redisson_lock_token:"),
-	[]byte("redisson_rwlock:"), []byte("redisson_lock_queue:"), []byte("redisson_lock_timeout:")}
+	[]byte("redisson_rwlock:"), []byte("redisson_lock_queue:"), []byte("redisson_lock_timeout:"), []byte("redisson_sc:")}
 
 // lockNameOf is the lock name a key or channel belongs with: the name
 // itself, or for a name derived from a lock's, that lock's name (what its

@@ -53,6 +53,7 @@ const (
 	scriptFairAcquire                                  // Redisson RFairLock lock(): scriptHashAcquire in turn, queued in KEYS[2] (fairlock.go); nil or ms to wait
 	scriptFairTryAcquire                               // Redisson RFairLock tryLock(): in turn, never queued; nil or 1
 	scriptFairLeave                                    // Redisson RFairLock's waiter gives up: ARGV[1] leaves queue KEYS[1]; nil
+	scriptPermits                                      // Redisson RPermitExpirableSemaphore: KEYS[1] the semaphore, a channel; the step spec.permit says (permits.go)
 )
 
 func (k scriptKind) String() string {
@@ -68,7 +69,8 @@ func (k scriptKind) String() string {
 		scriptSpringReleaseNotifyKey: "release and notify (true/false)", scriptSpringDeleteNotify: "delete and notify (true/false)",
 		scriptBsmObtain: "obtain all keys", scriptBsmRefresh: "refresh all keys", scriptBsmRelease: "release all keys (OK/nil)",
 		scriptBsmPTTL: "owner's pttl of all keys", scriptHashLeaseAll: "lease of many keys", scriptReadLocked: "is read-locked",
-		scriptFairAcquire: "fair acquire", scriptFairTryAcquire: "fair try-acquire", scriptFairLeave: "leave a fair queue"}[k]
+		scriptFairAcquire: "fair acquire", scriptFairTryAcquire: "fair try-acquire", scriptFairLeave: "leave a fair queue",
+		scriptPermits: "semaphore permits"}[k]
 }
 
 // pos is where an operand is: KEYS[i] or ARGV[i], 1-based; i 0: nowhere.
@@ -111,6 +113,8 @@ type spec struct {
 	keyPairs bool
 	// rw: a script of Redisson's RReadWriteLock, "read" or "write" (rwlock.go).
 	rw string
+	// permit: the step of Redisson's RPermitExpirableSemaphore (permits.go).
+	permit permitStep
 	// unused are the KEYS positions (1-based) the proxy never reads or
 	// writes for this script; with keyPairs, every second one too.
 	unused []int
@@ -193,6 +197,9 @@ var book = func() map[string]*spec {
 		m[sha] = &sp
 	}
 	for sha, sp := range fairSpecs {
+		m[sha] = &sp
+	}
+	for sha, sp := range permitSpecs {
 		m[sha] = &sp
 	}
 	return m

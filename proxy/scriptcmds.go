@@ -127,6 +127,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	scriptFairAcquire:            func(s *Server, c *request, o operands) { s.fairAcquire(c, o, true) },
 	scriptFairTryAcquire:         func(s *Server, c *request, o operands) { s.fairAcquire(c, o, false) },
 	scriptFairLeave:              func(s *Server, c *request, o operands) { s.fairLeave(c, o) },
+	scriptPermits:                func(s *Server, c *request, o operands) { s.permits(c, o) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {

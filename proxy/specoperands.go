@@ -44,7 +44,7 @@ func (s *spec) operands(sha string, keys, argv [][]byte) (operands, error) {
 	// it, not as its database's key (selectdb.go).
 	o := operands{key: at(s.key), owner: at(s.owner), token: at(s.token), channel: clientName(s.channel, at(s.channel)),
 		message: clientName(s.message, at(s.message)), latch: at(s.latch), absentReleased: s.absentReleased, rw: s.rw, keyPairs: s.keyPairs, keys: keys, argv: argv,
-		queue: at(s.queue)}
+		queue: at(s.queue), permit: s.permit}
 	var err error
 	if s.ttl.i > 0 {
 		if o.ttl, err = parseMillis(argv[s.ttl.i-1], s.ttlCmd); err != nil {

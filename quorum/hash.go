@@ -192,8 +192,7 @@ func (e *Engine) holderWait(t *round) time.Duration {
 	slices.Sort(ttls)
 	// With h nodes held, Q are free once h-(N-Q) of them expired.
 	i := min(max(len(ttls)-(len(e.nodes)-e.quorum)-1, 0), len(ttls)-1)
-	unpadded := float64(ttls[i])*(1-e.opts.DriftFactor) - 2
-	return max(time.Duration(unpadded)*time.Millisecond, time.Millisecond)
+	return e.holderTerms(ttls[i])
 }
 
 // The ways LeaseHash sets a TTL.

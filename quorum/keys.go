@@ -42,6 +42,13 @@ func WriterKey(counter string) string { return InternalPrefix + "w:" + counter }
 func QueueKey(key string) string      { return InternalPrefix + "q:" + key }
 func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 
+// SemaphoreKey holds semaphore name's permits as slots (Redisson's
+// RPermitExpirableSemaphore: a hash of the number of permits, each slot's
+// id and each id's slot), and SemaphoreLeaseKey when each held id's permit
+// lapses (id -> the backend's Unix ms): see AcquirePermit.
+func SemaphoreKey(name string) string      { return InternalPrefix + "sem:" + name }
+func SemaphoreLeaseKey(name string) string { return InternalPrefix + "seml:" + name }
+
 // HoldersKey is the set of holders of read-write lock key (Redisson's
 // RReadWriteLock), each with the end of its window (holder -> the
 // backend's Unix ms): readers share the lock and each one's hold expires

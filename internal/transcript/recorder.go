@@ -96,5 +96,6 @@ func (r *Recorder) record(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.MS = time.Since(r.start).Milliseconds()
+	e.binarySafe()
 	_ = r.out.Encode(e)
 }

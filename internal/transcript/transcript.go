@@ -3,6 +3,7 @@ package transcript
 import (
 	"bufio"
 	"crypto/sha1"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/resp"
 )
@@ -46,6 +48,36 @@ type Event struct {
 	Send    string `json:"send,omitempty"` // client to server
 	Recv    string `json:"recv,omitempty"` // server to client
 	Close   bool   `json:"close,omitempty"`
+	// Send64 and Recv64 carry a message that is not valid UTF-8 (a binary
+	// argument, such as Redisson's permit ids), base64-encoded: JSON strings
+	// cannot hold its bytes. Load moves them into Send and Recv.
+	Send64 string `json:"send64,omitempty"`
+	Recv64 string `json:"recv64,omitempty"`
+}
+
+// binarySafe moves a message that is not valid UTF-8 into its base64 field.
+func (e *Event) binarySafe() {
+	if !utf8.ValidString(e.Send) {
+		e.Send, e.Send64 = "", base64.StdEncoding.EncodeToString([]byte(e.Send))
+	}
+	if !utf8.ValidString(e.Recv) {
+		e.Recv, e.Recv64 = "", base64.StdEncoding.EncodeToString([]byte(e.Recv))
+	}
+}
+
+// fromBase64 moves base64-encoded messages back into Send and Recv.
+func (e *Event) fromBase64() error {
+	for _, f := range []struct{ from, to *string }{{&e.Send64, &e.Send}, {&e.Recv64, &e.Recv}} {
+		if *f.from == "" {
+			continue
+		}
+		b, err := base64.StdEncoding.DecodeString(*f.from)
+		if err != nil {
+			return err
+		}
+		*f.to, *f.from = string(b), ""
+	}
+	return nil
 }
 
 // Transcript is a loaded recording.
@@ -70,7 +102,9 @@ func Load(path string) (*Transcript, error) {
 			err = json.Unmarshal(sc.Bytes(), &t.Header)
 		} else {
 			var e Event
-			err = json.Unmarshal(sc.Bytes(), &e)
+			if err = json.Unmarshal(sc.Bytes(), &e); err == nil {
+				err = e.fromBase64()
+			}
 			t.Events = append(t.Events, e)
 		}
 		if err != nil {

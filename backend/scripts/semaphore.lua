@@ -1,0 +1,80 @@
+-- A semaphore's permits as slots (quorum/semaphore.go): KEYS[1] a hash, field "p" the number of
+-- permits, "s<slot>" the id holding slot <slot> (0 .. p-1), "i<id>" the slot id holds; KEYS[2] each
+-- held id's expiry (a sorted set, in this server's ms). A permit is one slot, so however the
+-- nodes' answers fall, two holders of one slot never both have a quorum. ARGV[1] says what to do:
+--   take id ms start: hold a free slot for id for ms (the first free from slot start on, when
+--                     fewer than p are held); {1, slot, p}, or {0, ms until the first lapses
+--                     (-1: none held), p};
+--   drop id:          free id's slot; {1 or 0, permits not held, p};
+--   lease id ms:      id's permit lasts ms from now; {1 or 0, 0, p};
+--   init n:           p is n unless set; {1 or 0, p, p};   set n: p is n; add n: p grows by n;
+--   state:            {1 when p is set, else 0, p, id, ms left, id, ms left, ...}.
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for _, id in ipairs(redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", now, "LIMIT", 0, 256)) do
+  local slot = redis.call("HGET", KEYS[1], "i" .. id)
+  if slot then
+    redis.call("HDEL", KEYS[1], "i" .. id, "s" .. slot)
+  end
+  redis.call("ZREM", KEYS[2], id)
+end
+local p = tonumber(redis.call("HGET", KEYS[1], "p") or "0")
+local mode, id = ARGV[1], ARGV[2]
+local function held() -- the permits held (a lapsed one left for a later call counts: never fewer)
+  return redis.call("ZCARD", KEYS[2])
+end
+if mode == "take" then
+  local ms = tonumber(ARGV[3])
+  local mine = redis.call("HGET", KEYS[1], "i" .. id)
+  if mine then -- this id's round again: its slot, never a second one
+    redis.call("ZADD", KEYS[2], "GT", now + ms, id)
+    return {1, tonumber(mine), p}
+  end
+  if held() >= p then
+    local first = redis.call("ZRANGE", KEYS[2], 0, 0, "WITHSCORES")
+    return {0, first[2] and math.max(tonumber(first[2]) - now, 1) or -1, p}
+  end
+  -- fewer than p held: a slot below p is free
+  local start = tonumber(ARGV[4]) % p
+  for j = 0, p - 1 do
+    local slot = (start + j) % p
+    if redis.call("HEXISTS", KEYS[1], "s" .. slot) == 0 then
+      redis.call("HSET", KEYS[1], "s" .. slot, id, "i" .. id, slot)
+      redis.call("ZADD", KEYS[2], now + ms, id)
+      return {1, slot, p}
+    end
+  end
+  return redis.error_reply("ERR semaphore slots out of step with its holders")
+elseif mode == "drop" then
+  local slot = redis.call("HGET", KEYS[1], "i" .. id)
+  if not slot then
+    return {0, p - held(), p}
+  end
+  redis.call("HDEL", KEYS[1], "i" .. id, "s" .. slot)
+  redis.call("ZREM", KEYS[2], id)
+  return {1, p - held(), p}
+elseif mode == "lease" then
+  if not redis.call("HGET", KEYS[1], "i" .. id) then
+    return {0, 0, p}
+  end
+  redis.call("ZADD", KEYS[2], now + tonumber(ARGV[3]), id)
+  return {1, 0, p}
+elseif mode == "init" then
+  if redis.call("HSETNX", KEYS[1], "p", ARGV[2]) == 0 then
+    return {0, p, p}
+  end
+  return {1, tonumber(ARGV[2]), tonumber(ARGV[2])}
+elseif mode == "set" then
+  redis.call("HSET", KEYS[1], "p", ARGV[2])
+  return {1, tonumber(ARGV[2]), tonumber(ARGV[2])}
+elseif mode == "add" then
+  local n = redis.call("HINCRBY", KEYS[1], "p", ARGV[2])
+  return {1, n, n}
+end
+local out = {redis.call("HEXISTS", KEYS[1], "p"), p}
+local all = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
+for i = 1, #all, 2 do
+  out[#out + 1] = all[i]
+  out[#out + 1] = math.max(tonumber(all[i + 1]) - now, 0)
+end
+return out

@@ -1,0 +1,339 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// Redisson's RPermitExpirableSemaphore (issue 26), served by quorum as
+// slots (quorum.AcquirePermit): a permit is one of the semaphore's slots,
+// each a lock, so there are never more holders than permits however the
+// backends' answers fall. The semaphore lives in the proxy's own names; the
+// client's (KEYS: the semaphore, "{name}:timeout", the channel
+// "redisson_sc:{name}") name it and its channel, and the timeouts key is
+// never touched. Every permit is leased: a permit without one (Redisson's
+// acquire() and tryAcquire() without a lease time) would never lapse, and a
+// backend that restarted empty would forget it for good while its holder
+// still counted on it, so it is refused. A release (and a permit's set-up)
+// wakes the waiters on the channel with the permits free, as the scripts
+// publish on one Redis; a waiter refused while permits lapse is told when
+// the first one does.
+
+// The semaphore's scripts by SHA1, as Redisson 3.23.4 and 3.52.0 send them
+// (recorded with the real clients:
+// compat/transcripts/redisson-*-permitsemaphore*.jsonl). N is the
+// semaphore, C its channel, T its timeouts (never touched).
+const (
+	permitAcquireSHA    = "992c96b09a3d8ea0b37f5dc12e5347a44d93909d" // acquire, tryAcquire (any count, lease, wait): N, T, C
+	permitReleaseSHA    = "4ce079451bee2993ce00c8a4e205b536c6ccad67" // release(id), tryRelease(id): N, C, T
+	permitReleaseAnySHA = "bb41a8ec1cd921c89e9d8f2ddde38ad13a2e8b74" // 3.23's release(ids), tryRelease(ids): N, C, T
+	permitReleaseAllSHA = "cf3ab77b1c0ae1226ae0e06e5cb18ee75f56c96b" // 3.52's release(ids), tryRelease(ids): N, C, T
+	permitAvailableSHA  = "26b3972b2c9e617556282f404cb79709d746a713" // availablePermits: N, T, C
+	permitTotalSHA      = "e242db5c1c68811b0d26a41937dcf22415b6d872" // getPermits: N, T, C
+	permitAcquiredSHA   = "6f0b0be79a0c146c778cb14f40c10eb5b706e574" // acquiredPermits: N, T, C
+	permitSetSHA        = "494d8561fee0cdb033f6c28d74c052c52189a578" // setPermits: N, C, T
+	permitTrySetSHA     = "241ce4e87e652b4f9b39d33cbcd7df9ee8ed906c" // trySetPermits (RSemaphore's too): N, C
+	permitAddSHA        = "ec6fb1cd5f66817424e8fe70fee7929391b7c6f0" // addPermits: N, C
+	permitLeaseSHA      = "2298b02cc67a89f2a638e47503db3675c73d77f5" // updateLeaseTime: N, T, C
+	permitLeaseLeftSHA  = "8be95cb5221cc7ee883cacb8859a8b32ef501a0e" // 3.52's getLeaseTime: N, T, C
+)
+
+// permitSpecs are the semaphore scripts' specs.
+var permitSpecs = func() map[string]spec {
+	ntc := func(step permitStep) spec { // KEYS N, T, C
+		return spec{kind: scriptPermits, key: key(1), channel: key(3), unused: []int{2}, permit: step}
+	}
+	nct := func(step permitStep) spec { // KEYS N, C, T
+		return spec{kind: scriptPermits, key: key(1), channel: key(2), unused: []int{3}, permit: step}
+	}
+	return map[string]spec{
+		permitAcquireSHA: ntc(permitAcquire), permitReleaseSHA: nct(permitRelease),
+		permitReleaseAnySHA: nct(permitReleaseAny), permitReleaseAllSHA: nct(permitReleaseAll),
+		permitAvailableSHA: ntc(permitAvailable), permitTotalSHA: ntc(permitTotal), permitAcquiredSHA: ntc(permitAcquired),
+		permitSetSHA: nct(permitSet), permitLeaseSHA: ntc(permitLease), permitLeaseLeftSHA: ntc(permitLeaseLeft),
+		permitTrySetSHA: {kind: scriptPermits, key: key(1), channel: key(2), permit: permitTrySet},
+		permitAddSHA:    {kind: scriptPermits, key: key(1), channel: key(2), permit: permitAdd},
+	}
+}()
+
+// permitStep is what one of the semaphore's scripts does.
+type permitStep uint8
+
+const (
+	permitAcquire    permitStep = iota + 1 // ARGV[1] n, [2] the lease's end, [3] the client's clock, [4] "no lease", [5] publish command, [6..] the n ids; OK, ":<when one lapses>" or nil
+	permitRelease                          // ARGV[1] id, [2] 1, [3] clock, [4] publish command; 1/0
+	permitReleaseAny                       // 3.23 release(ids): ARGV[1] n, [2] clock, [3] publish command, [4..] ids; how many were held
+	permitReleaseAll                       // 3.52 release(ids): as permitReleaseAny, but 0 (and none released) unless all were held
+	permitAvailable                        // ARGV[1] clock; the permits not held
+	permitTotal                            // ARGV[1] clock; the permits
+	permitAcquired                         // ARGV[1] clock; the permits held
+	permitSet                              // ARGV[1] n: the semaphore has n permits; nil
+	permitTrySet                           // ARGV[1] n: unless set; 1/0
+	permitAdd                              // ARGV[1] n more (or fewer); nil
+	permitLease                            // updateLeaseTime: ARGV[1] id, [2] the lease's end, [3] clock; 1/0
+	permitLeaseLeft                        // 3.52 getLeaseTime: ARGV[1] id, [2] "no lease", [3] clock; ms left, 0 when not held
+)
+
+// permitArgs is how many ARGV each step reads at least.
+var permitArgs = map[permitStep]int{permitAcquire: 5, permitRelease: 1, permitReleaseAny: 3, permitReleaseAll: 3,
+	permitSet: 1, permitTrySet: 1, permitAdd: 1, permitLease: 3, permitLeaseLeft: 1}
+
+// maxPermitIDs bounds the permits one acquire or release names: each is a
+// quorum round.
+const maxPermitIDs = 128
+
+var errPermitLease = respError("ERR redlock-proxy serves RPermitExpirableSemaphore permits with a lease only " +
+	"(acquire(leaseTime, unit), tryAcquire(waitTime, leaseTime, unit)): a permit without one never lapses, " +
+	"and a backend that restarts empty would forget it while its holder still counts on it")
+
+// semaphoreChannelOK answers an error and reports false unless o's channel
+// is the one Redisson derives from the semaphore's name
+// ("redisson_sc:{<name>}", or "redisson_sc:<name>" for a name with braces).
+func semaphoreChannelOK(c *request, o operands) bool {
+	name := clientKey(o.key)
+	want := "redisson_sc:{" + name + "}"
+	if strings.Contains(name, "{") {
+		want = "redisson_sc:" + name
+	}
+	if o.channel != want {
+		c.writeErr(respError(fmt.Sprintf("ERR RPermitExpirableSemaphore's channel must be %s, the name Redisson derives from the semaphore's", want)))
+		return false
+	}
+	return c.mayNotify(o.channel)
+}
+
+// permits runs one of the semaphore's scripts, answering as it would on
+// one Redis.
+func (s *Server) permits(c *request, o operands) {
+	if len(o.argv) < permitArgs[o.permit] {
+		c.writeErr(respError(fmt.Sprintf("ERR RPermitExpirableSemaphore's script needs at least %d ARGV", permitArgs[o.permit])))
+		return
+	}
+	if !semaphoreChannelOK(c, o) {
+		return
+	}
+	switch o.permit {
+	case permitAcquire:
+		s.acquirePermits(c, o)
+	case permitRelease:
+		s.releasePermits(c, o, o.argv[:1], false)
+	case permitReleaseAny, permitReleaseAll:
+		if ids, ok := permitIDs(c, o.argv, 3); ok {
+			s.releasePermits(c, o, ids, o.permit == permitReleaseAll)
+		}
+	case permitAvailable, permitTotal, permitAcquired, permitLeaseLeft:
+		s.readPermits(c, o)
+	case permitSet, permitTrySet, permitAdd:
+		s.setPermits(c, o)
+	case permitLease:
+		lease, ok := permitLeaseOf(c, o.argv[1], o.argv[2])
+		if !ok {
+			return
+		}
+		start := time.Now()
+		g, err := s.engine.ExtendPermit(c.ctx, o.key, string(o.argv[0]), lease)
+		s.track(c, kindExtend, start, g, err)
+		s.writeYesNo(c, err)
+	}
+}
+
+// permitIDs reads the ids after ARGV[from] of a call whose ARGV[1] counts them.
+func permitIDs(c *request, argv [][]byte, from int) ([][]byte, bool) {
+	n, err := strconv.Atoi(string(argv[0]))
+	if err != nil || n != len(argv)-from || n > maxPermitIDs {
+		c.writeErr(respError(fmt.Sprintf("ERR ARGV[1] must count the permit ids after ARGV[%d] (at most %d)", from, maxPermitIDs)))
+		return nil, false
+	}
+	return argv[from:], true
+}
+
+// redissonNoLease is the end Redisson gives a permit without a lease
+// (RedissonPermitExpirableSemaphore's nonExpirableTimeout).
+const redissonNoLease = "922337203685477"
+
+// permitLeaseOf reads a permit's lease from its end and the client's clock
+// (both its ms).
+func permitLeaseOf(c *request, end, clock []byte) (time.Duration, bool) {
+	if string(end) == redissonNoLease {
+		c.writeErr(errPermitLease)
+		return 0, false
+	}
+	e, err1 := strconv.ParseInt(string(end), 10, 64)
+	now, err2 := strconv.ParseInt(string(clock), 10, 64)
+	if err1 != nil || err2 != nil || e-now <= 0 || e-now > 1<<40 {
+		c.writeErr(respError("ERR a permit's lease must end after the client's clock (both in ms)"))
+		return 0, false
+	}
+	return time.Duration(e-now) * time.Millisecond, true
+}
+
+// acquirePermits takes every id a permit, each its own round, or none.
+func (s *Server) acquirePermits(c *request, o operands) {
+	ids, ok := permitIDs(c, o.argv, 5)
+	if !ok {
+		return
+	}
+	lease, ok := permitLeaseOf(c, o.argv[1], o.argv[2])
+	if !ok {
+		return
+	}
+	grants, errs := make([]quorum.Grant, len(ids)), make([]error, len(ids))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		wg.Go(func() { grants[i], errs[i] = s.engine.AcquirePermit(c.ctx, o.key, string(id), lease) })
+	}
+	wg.Wait()
+	var failed error                 // a round's error: it says more than a refusal
+	var refused *quorum.PermitsTaken // else the refusal with the soonest wait
+	for _, err := range errs {
+		var taken *quorum.PermitsTaken
+		switch {
+		case err == nil:
+		case errors.As(err, &taken):
+			if refused == nil || taken.Wait > 0 && (refused.Wait == 0 || taken.Wait < refused.Wait) {
+				refused = taken
+			}
+		default:
+			failed = err
+		}
+	}
+	if failed == nil && refused != nil {
+		failed = refused
+	}
+	for i, g := range grants {
+		switch {
+		case failed == nil:
+			s.track(c, kindAcquire, start, g, nil)
+		case errs[i] == nil:
+			g.Revoke() // all or none
+			s.metrics.observe(kindAcquire, start, failed, 0)
+		default:
+			s.metrics.observe(kindAcquire, start, errs[i], 0)
+		}
+	}
+	switch {
+	case failed == nil:
+		c.wr.WriteBulkString("OK")
+	case failed != error(refused):
+		c.writeErr(failed)
+	case refused.Wait > 0: // when to try again, on the client's clock
+		now, _ := strconv.ParseInt(string(o.argv[2]), 10, 64)
+		c.wr.WriteBulkString(":" + strconv.FormatInt(now+refused.Wait.Milliseconds(), 10))
+	default:
+		c.writeNull() // wait for a release
+	}
+}
+
+// releasePermits frees ids' permits, tells the waiters, and answers as the
+// script (one id: 1/0; many: how many were held); all: none unless all were
+// held (Redisson 3.52).
+func (s *Server) releasePermits(c *request, o operands, ids [][]byte, all bool) {
+	if all {
+		p, err := s.engine.ReadPermits(c.ctx, o.key)
+		if err != nil {
+			c.writeErr(err)
+			return
+		}
+		for _, id := range ids {
+			if _, ok := p.Held[string(id)]; !ok {
+				c.wr.WriteInt(0)
+				return
+			}
+		}
+	}
+	start := time.Now()
+	var mu sync.Mutex
+	var released, free int64
+	var failed error
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			n, err := s.engine.ReleasePermit(context.WithoutCancel(c.ctx), o.key, string(id))
+			s.metrics.observe(kindRelease, start, err, 0)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				released, free = released+1, max(free, n)
+			case !errors.Is(err, quorum.ErrNotHeld):
+				failed = err
+			}
+		})
+	}
+	wg.Wait()
+	if released > 0 {
+		s.bus.Notify(o.channel, strconv.FormatInt(free, 10))
+	}
+	if failed != nil && released == 0 {
+		c.writeErr(failed)
+		return
+	}
+	c.wr.WriteInt64(released)
+}
+
+// readPermits answers the semaphore's reads from what a quorum has.
+func (s *Server) readPermits(c *request, o operands) {
+	p, err := s.engine.ReadPermits(c.ctx, o.key)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	switch o.permit {
+	case permitAvailable: // the counter's text, as the script answers from GET
+		if !p.Set {
+			c.wr.WriteInt(0)
+			return
+		}
+		c.wr.WriteBulkString(strconv.FormatInt(p.Permits-int64(len(p.Held)), 10))
+	case permitTotal:
+		c.wr.WriteInt64(p.Permits)
+	case permitAcquired:
+		c.wr.WriteInt(len(p.Held))
+	default: // a permit's lease left
+		c.wr.WriteInt64(p.Held[string(o.argv[0])].Milliseconds())
+	}
+}
+
+// setPermits sets the number of permits, and tells the waiters.
+func (s *Server) setPermits(c *request, o operands) {
+	n, err := strconv.ParseInt(string(o.argv[0]), 10, 32)
+	if err != nil {
+		c.writeErr(respError("ERR ARGV[1] must be a number of permits (a 32-bit integer)"))
+		return
+	}
+	how := map[permitStep]string{permitSet: quorum.PermitsSet, permitTrySet: quorum.PermitsInit, permitAdd: quorum.PermitsAdd}[o.permit]
+	done, err := s.engine.SetPermits(c.ctx, o.key, how, n)
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	if done && (o.permit != permitAdd || n > 0) {
+		s.bus.Notify(o.channel, strconv.FormatInt(n, 10))
+	}
+	if o.permit == permitTrySet {
+		c.wr.WriteInt(boolInt(done))
+		return
+	}
+	c.writeNull()
+}
+
+// writeYesNo answers 1 for a round that did it, 0 for one that found the
+// permit not held, else the error.
+func (s *Server) writeYesNo(c *request, err error) {
+	switch {
+	case err == nil:
+		c.wr.WriteInt(1)
+	case errors.Is(err, quorum.ErrNotHeld):
+		c.wr.WriteInt(0)
+	default:
+		c.writeErr(err)
+	}
+}

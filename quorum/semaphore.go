@@ -1,0 +1,248 @@
+package quorum
+
+import (
+	"context"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Semaphores by quorum (Redisson's RPermitExpirableSemaphore): a semaphore
+// of p permits is p slots, each a lock. A node gives a permit's id one free
+// slot below its p, and only while it holds fewer than p permits; a grant
+// needs a quorum of nodes that gave the id the same slot. Two holders of
+// one slot would need two quorums, which share a node that gave that slot
+// to both at once: so there are never more holders than slots any quorum
+// has, however the nodes' answers fall (a permit counter taken on a
+// majority would let N*p/Q holders in). Each permit is leased: it lapses
+// on each node at its padded TTL, and a restarted node is out of the
+// quorum until every lease it may have lost has ended (restart quarantine).
+// See Semaphores in doc.go.
+
+// PermitsTaken is why AcquirePermit failed when no quorum gave the id one
+// slot: every permit is held on enough nodes, or (Wait short) the nodes
+// gave it different slots, and a try soon may succeed.
+type PermitsTaken struct {
+	*RoundError
+	// Wait is how long until the first permit held on a node that refused
+	// lapses there; 0 when none does.
+	Wait time.Duration
+}
+
+// Unwrap lets errors.Is see ErrTaken.
+func (p *PermitsTaken) Unwrap() error { return p.RoundError }
+
+// Permits is a semaphore as a quorum has it: the number of permits (the
+// Q-th largest of the nodes', so that no grant could use a slot beyond it)
+// and the permits held on a quorum, each with the time a quorum still
+// holds it, in the holder's terms.
+type Permits struct {
+	Permits int64
+	Set     bool // a quorum has the number set
+	Held    map[string]time.Duration
+}
+
+// AcquirePermit takes one permit of semaphore name for id with ttl (padded
+// for drift), with Acquire's rules: a quorum agreeing on the id's slot, and
+// more than the minimum validity left. The nodes that gave it another slot
+// give it back once every answer is in; a failed round gives back every
+// slot it may have taken.
+func (e *Engine) AcquirePermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(name); err != nil {
+		return Grant{}, err
+	}
+	op := Op{Kind: OpSemaphore, Mode: "take", Key: name, Value: id, N: int64(rand.Uint32())}
+	r, err := e.startTimed(ctx, op, ttl)
+	if err != nil {
+		return Grant{}, err
+	}
+	r.drainUntil(func() bool { _, n := r.slotAgreed(); return n >= e.quorum })
+	slot, n := r.slotAgreed()
+	r.elapsed = time.Since(r.start)
+	undo := Op{Kind: OpSemaphore, Mode: "drop", Key: name, Value: id}
+	if n >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity {
+		g := Grant{Validity: r.ttl - r.elapsed, Votes: n, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}
+		e.monitors.Go(func() {
+			<-r.settled
+			e.rollback(undo, r.otherSlots(slot))
+		})
+		return e.grant(r, g, undo, (*round).maybeWrote), nil
+	}
+	defer r.unlock()
+	r.drain()
+	rerr := r.roundError(RoundAcquire, ErrNoQuorum)
+	rerr.Votes = n // of one slot
+	rerr.addNodeErrs(e.rollback(undo, r.maybeWrote()))
+	switch {
+	case n >= e.quorum:
+		rerr.Reason, rerr.Spent = ErrValiditySpent, r.elapsed
+		return Grant{}, rerr
+	case r.nYes+r.nNo < e.quorum: // too few answered to tell
+		return Grant{}, rerr
+	}
+	rerr.Reason = ErrTaken
+	e.contended(name)
+	if r.nNo > len(r.votes)-e.quorum {
+		return Grant{}, &PermitsTaken{RoundError: rerr, Wait: r.firstLapse()}
+	}
+	// Free slots, but the nodes gave the id different ones (others took
+	// permits at once): the next try, a little apart from theirs, may get one.
+	return Grant{}, &PermitsTaken{RoundError: rerr, Wait: time.Duration(5+rand.IntN(20)) * time.Millisecond}
+}
+
+// slotAgreed is the slot most nodes that count gave the id, and how many.
+func (t *round) slotAgreed() (slot int64, n int) {
+	for j, v := range t.votes {
+		if v != yes {
+			continue
+		}
+		c := 0
+		for k := range t.votes {
+			if t.votes[k] == yes && t.replies[k].N == t.replies[j].N {
+				c++
+			}
+		}
+		if c > n {
+			slot, n = t.replies[j].N, c
+		}
+	}
+	return slot, n
+}
+
+// otherSlots lists the nodes that gave the id a slot other than slot.
+func (t *round) otherSlots(slot int64) []int {
+	var idx []int
+	for j, rep := range t.replies {
+		if rep.Err == nil && rep.OK && rep.N != slot {
+			idx = append(idx, j)
+		}
+	}
+	return idx
+}
+
+// firstLapse is when the first permit held on a node that refused lapses
+// there (0: none lapses): a try then may get it.
+func (t *round) firstLapse() time.Duration {
+	var first int64
+	for j, v := range t.votes {
+		if ms := t.replies[j].N; v == no && ms > 0 && (first == 0 || ms < first) {
+			first = ms
+		}
+	}
+	return time.Duration(first) * time.Millisecond
+}
+
+// holderTerms is a node's TTL of ms (padded for drift) as the holder's
+// window sees it.
+func (e *Engine) holderTerms(ms int64) time.Duration {
+	unpadded := float64(ms)*(1-e.opts.DriftFactor) - 2
+	return max(time.Duration(unpadded)*time.Millisecond, time.Millisecond)
+}
+
+// ReleasePermit frees id's permit of semaphore name on every node, waiting
+// for all of them. It reports whether a quorum held it (within its lease),
+// and the permits a node that freed it has free now (at least 1 when
+// released); ErrNotHeld when more than N-Q nodes out of restart quarantine
+// did not hold it; else ErrNoQuorum.
+func (e *Engine) ReleasePermit(ctx context.Context, name, id string) (free int64, err error) {
+	if err := reservedKey(name); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "drop", Key: name, Value: id}, e.opts.NodeTimeout, false)
+	t.drain()
+	if t.nYes >= e.quorum {
+		free = 1
+		for j, v := range t.votes {
+			if v == yes {
+				free = max(free, t.replies[j].N)
+			}
+		}
+		return free, nil
+	}
+	return 0, t.roundError(RoundRelease, e.releaseFailure(t))
+}
+
+// ExtendPermit sets id's permit of semaphore name to last ttl (padded)
+// from now on every node that holds it, with Extend's rules (shorter too:
+// Redisson's updateLeaseTime).
+func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
+	if err := reservedKey(name); err != nil {
+		return Grant{}, err
+	}
+	return e.extend(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id}, ttl)
+}
+
+// The ways SetPermits sets a semaphore's number of permits.
+const (
+	PermitsInit = "init" // unless set: false when a quorum had it set
+	PermitsSet  = "set"  // to n
+	PermitsAdd  = "add"  // by n (each node adds to its own)
+)
+
+// SetPermits sets semaphore name's number of permits to n as how says, on
+// every node, waiting for all of them. It reports whether a quorum out of
+// restart quarantine did it; ErrNoQuorum when neither a quorum did nor
+// (PermitsInit) more than N-Q refused.
+func (e *Engine) SetPermits(ctx context.Context, name, how string, n int64) (bool, error) {
+	if err := reservedKey(name); err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: how, Key: name, N: n}, e.opts.NodeTimeout, true)
+	t.drain()
+	switch {
+	case t.nYes >= e.quorum:
+		return true, nil
+	case how == PermitsInit && t.nNo > len(t.votes)-e.quorum:
+		return false, nil
+	}
+	return false, t.roundError(RoundAcquire, ErrNoQuorum)
+}
+
+// ReadPermits reads semaphore name as a quorum out of restart quarantine
+// has it (Permits), waiting for every node.
+func (e *Engine) ReadPermits(ctx context.Context, name string) (Permits, error) {
+	if err := reservedKey(name); err != nil {
+		return Permits{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Permits{}, err
+	}
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "state", Key: name}, e.opts.NodeTimeout, true)
+	t.drain()
+	if t.nYes < e.quorum {
+		rerr := t.roundError(RoundRead, ErrNoQuorum)
+		rerr.Votes = t.nYes
+		return Permits{}, rerr
+	}
+	var counts []int64
+	left, set := map[string][]int64{}, 0
+	for j, v := range t.votes {
+		if v != yes {
+			continue
+		}
+		counts = append(counts, t.replies[j].N)
+		set += int(t.replies[j].Pre)
+		held := *t.replies[j].Notes
+		for i := 0; i+1 < len(held); i += 2 {
+			if ms, _ := strconv.ParseInt(held[i+1], 10, 64); ms > 0 {
+				left[held[i]] = append(left[held[i]], ms)
+			}
+		}
+	}
+	slices.Sort(counts)
+	p := Permits{Permits: counts[len(counts)-e.quorum], Set: set >= e.quorum, Held: map[string]time.Duration{}}
+	for id, ms := range left {
+		if len(ms) >= e.quorum {
+			slices.Sort(ms)
+			p.Held[id] = e.holderTerms(ms[len(ms)-e.quorum])
+		}
+	}
+	return p, nil
+}
