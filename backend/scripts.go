@@ -79,21 +79,23 @@ var (
 	hashNoteLua string // the prelude of the hash lock scripts (after noteAfterLua): a hash lock's lock-delay
 	//go:embed scripts/rwlock.lua
 	rwLockLua string // the prelude of the hash lock scripts (after hashNoteLua): read-write locks
+	//go:embed scripts/lapsed.lua
+	lapsedLua string // the prelude of the scripts that keep leases in the server's ms: its clock, and the lapsed ones' removal
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
 	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix = %q\n", quorum.HoldersKey("")) + rwLockLua
-	acquireScript      = newScript(noteAfterLua + acquireLua)
-	queueScript        = newScript(queueLua)
-	queueBeatsScript   = newScript(queueBeatsLua)
-	semaphoreScript    = newScript(semaphoreLua)
+	acquireScript      = newScript(lapsedLua + noteAfterLua + acquireLua)
+	queueScript        = newScript(lapsedLua + queueLua)
+	queueBeatsScript   = newScript(lapsedLua + queueBeatsLua)
+	semaphoreScript    = newScript(lapsedLua + semaphoreLua)
 	undoScript         = newScript(undoLua)
 	delIfEqScript      = newScript(noteLeadLua + delIfEqLua)
 	pexpireIfEqScript  = newScript(noteAfterLua + noteLeadLua + roundOrderLua + pexpireIfEqLua)
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = newScript(hashPrelude + hashAcquireLua)
+	hashAcquireScript  = newScript(hashPrelude + lapsedLua + hashAcquireLua)
 	hashReleaseScript  = newScript(hashPrelude + hashReleaseLua)
 	hashExtendScript   = newScript(hashPrelude + hashExtendLua)
 	hashLeaseScript    = newScript(hashPrelude + hashLeaseLua)

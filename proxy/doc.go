@@ -39,10 +39,12 @@
 //	commands.go    the command table: name -> handler, arity, flags
 //	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
 //	               the handlers (scriptcmds.go: what each kind of script does)
-//	lockops.go, hashops.go, rwlock.go, fairlock.go, multikey.go, bsm.go, registered.go, grants.go
+//	lockops.go, hashops.go, rwlock.go, fairlock.go, permits.go, multikey.go, bsm.go, registered.go, grants.go
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
 //	               fairlock.go: its RFairLock's, and who a release wakes;
+//	               permits.go: its RPermitExpirableSemaphore's, whose SHA1s
+//	               and layouts are permitspecs.go's;
 //	               registered.go: operators' scripts, in their reply convention)
 //	sessions.go, sessionrenew.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer

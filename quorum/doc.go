@@ -324,11 +324,30 @@
 // saw it (RW.pending). Not in model/*.pml; e2e
 // TestRWLockNeverAWriterBesideAnother, the nemesis's rwlock clients.
 //
+// # Semaphores
+//
+// A semaphore of p permits (AcquirePermit: Redisson's
+// RPermitExpirableSemaphore) is p slots, each a lock: a node gives a
+// permit's id one free slot below its own p, and only while it holds fewer
+// than p; a grant needs Q nodes that gave the id the same slot. Two holders
+// of one slot at once would have two quorums for it, which share a node
+// that gave that slot to both while both held it: so there are never more
+// holders than slots, and no slot above the Q-th largest p (ReadPermits)
+// has a quorum. A count of permits taken by majority is not safe: N*p node
+// grants let N*p/Q holders in (e2e permitsOverMajorities: three holders of
+// two permits). Each permit is leased and lapses at its padded TTL, so
+// restart quarantine covers a node that lost one; a permit without a lease
+// could not be covered, and the proxy refuses it. A node that gave the id
+// another slot gives it back; a round that split gives back every slot and
+// tells the caller to try again soon. Not in model/*.pml; e2e fault suite's
+// permit rows.
+//
 // # Reserved keys
 //
 // Every key the engine keeps for itself starts with InternalPrefix: the
 // deployment markers, the max-TTL record, the fencing counters and their
-// set, the notes beside locks, read-write locks' holders, the fair queues.
+// set, the notes beside locks, read-write locks' holders, the fair queues,
+// the semaphores' slots.
 // Only the engine names them: every operation that takes a caller's key
 // (Acquire, Release, Read, the hash and queue operations, Renew...)
 // refuses one under the prefix with ErrReserved before any node sees it.

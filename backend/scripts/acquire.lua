@@ -21,13 +21,8 @@ if not fair and redis.call("EXISTS", KEYS[#KEYS]) == 1 then
   return 0
 end
 if fair then
-  local t = redis.call("TIME")
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gone = redis.call("ZRANGEBYSCORE", KEYS[7], "-inf", now, "LIMIT", 0, 256) -- a flood of them goes in turns
-  if #gone > 0 then
-    redis.call("ZREM", KEYS[6], unpack(gone))
-    redis.call("ZREM", KEYS[7], unpack(gone))
-  end
+  now = nowMS() -- lapsed.lua
+  dropLapsed(KEYS[6], KEYS[7], now)
   local head = redis.call("ZRANGE", KEYS[6], 0, 0)[1]
   if head and head ~= ARGV[6] then
     local ends = tonumber(redis.call("ZSCORE", KEYS[7], head)) or now

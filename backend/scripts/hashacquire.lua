@@ -29,13 +29,8 @@ local mode = ARGV[5] or ""
 local fairMS = tonumber(ARGV[6] or "")
 local now = 0
 if fairMS then
-  local t = redis.call("TIME")
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  local gone = redis.call("ZRANGEBYSCORE", KEYS[4], "-inf", now, "LIMIT", 0, 256) -- a flood of them goes in turns
-  if #gone > 0 then
-    redis.call("ZREM", KEYS[3], unpack(gone))
-    redis.call("ZREM", KEYS[4], unpack(gone))
-  end
+  now = nowMS() -- lapsed.lua
+  dropLapsed(KEYS[3], KEYS[4], now)
 end
 -- refuse answers a refusal to wait ms. A fair owner is told to wait at most its thread wait
 -- time ARGV[6] (so it tries again at least that often), and where it is queued its place is
@@ -44,15 +39,14 @@ end
 -- Nor longer than until the first place ahead of it ends: a waiter ahead that stopped trying
 -- leaves then, and nobody else would tell it.
 local function refuse(ms)
+  local ticket = fairMS and redis.call("ZSCORE", KEYS[3], ARGV[1])
   if fairMS then
-    local mine = redis.call("ZSCORE", KEYS[3], ARGV[1])
-    local ahead = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", mine and "(" .. mine or "+inf", "LIMIT", 0, 64)
+    local ahead = redis.call("ZRANGEBYSCORE", KEYS[3], "-inf", ticket and "(" .. ticket or "+inf", "LIMIT", 0, 64)
     for _, w in ipairs(ahead) do
       ms = math.min(ms, (tonumber(redis.call("ZSCORE", KEYS[4], w)) or now) - now)
     end
     ms = math.max(1, math.min(ms, fairMS))
   end
-  local ticket = fairMS and redis.call("ZSCORE", KEYS[3], ARGV[1])
   if ticket then
     local lease = math.max(ms, 0) + fairMS
     redis.call("ZADD", KEYS[4], now + lease, ARGV[1])

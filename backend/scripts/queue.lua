@@ -7,10 +7,7 @@
 --   del waiter [t]:   remove waiter (with t: only where its ticket is t); 1 when removed, else 0;
 --   head:             the first waiter whose lease has not ended, "" when none (writes nothing).
 -- Both keys live as long as the longest lease: a queue nobody renews goes.
-local function now()
-  local t = redis.call("TIME")
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+local now = nowMS -- lapsed.lua
 local function lease(waiter, ms)
   redis.call("ZADD", KEYS[2], now() + ms, waiter)
   -- never shorten: another waiter's lease may end later than this one

@@ -2,8 +2,7 @@
 -- waiter i, KEYS[2i-1] its lock's queue (a sorted set by ticket), KEYS[2i]
 -- the queue's leases, ARGV[2i-1] the waiter, ARGV[2i] the lease in ms.
 -- Returns per waiter 1 (lease renewed) or 0 (it is no longer queued).
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMS() -- lapsed.lua
 local out = {}
 for i = 1, #KEYS / 2 do
   local q, leases = KEYS[2 * i - 1], KEYS[2 * i]

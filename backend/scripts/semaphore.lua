@@ -9,8 +9,7 @@
 --   lease id ms:      id's permit lasts ms from now; {1 or 0, 0, p};
 --   init n:           p is n unless set; {1 or 0, p, p};   set n: p is n; add n: p grows by n;
 --   state:            {1 when p is set, else 0, p, id, ms left, id, ms left, ...}.
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = nowMS() -- lapsed.lua
 for _, id in ipairs(redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", now, "LIMIT", 0, 256)) do
   local slot = redis.call("HGET", KEYS[1], "i" .. id)
   if slot then

@@ -4,5 +4,7 @@
 // proxy's replicas; the replay tests send them again to the proxy and to one
 // plain redis-server and compare the replies.
 //
-// A transcript is JSON lines: a Header, then one Event per message.
+// A transcript is JSON lines: a Header, then one Event per message; a
+// message that is not valid UTF-8 (binary arguments) is kept base64-encoded
+// (Event.Send64, Recv64), which Load decodes.
 package transcript
