@@ -130,7 +130,9 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpSemaphore:
 		switch op.Mode {
 		case "take":
-			return script(semaphoreScript, str("take"), str(op.Value), ms(op.TTL), num(op.N))
+			return script(semaphoreScript, str("take"), str(op.Value), ms(op.TTL), num(op.N), str(op.Round))
+		case "undo":
+			return script(semaphoreScript, str("undo"), str(op.Value), str(op.Round))
 		case "lease":
 			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL))
 		case "init", "set", "add":

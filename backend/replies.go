@@ -126,8 +126,8 @@ func extendReply(op quorum.Op, val any) quorum.Reply {
 }
 
 // semaphoreReply reads the semaphore script's reply: {done, n, permits},
-// or for "state" {set, permits, id, ms left, ...} (OK: set; Notes: the ids
-// and their ms left, in turn).
+// or for "state" {set, permits, id, slot, ms left, ...} (Pre: set; Notes:
+// the ids, their slots and their ms left, in turn).
 func semaphoreReply(op quorum.Op, val any) quorum.Reply {
 	if op.Mode != "state" {
 		v, err := ints("semaphore", val, 3)
@@ -137,16 +137,17 @@ func semaphoreReply(op quorum.Op, val any) quorum.Reply {
 		return quorum.Reply{OK: v[0] == 1, N: v[1], Pre: v[2]}
 	}
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || len(res)%2 != 0 {
+	if !ok || len(res) < 2 || (len(res)-2)%3 != 0 {
 		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the semaphore script: %v", val)}
 	}
 	set, _ := res[0].(int64)
 	p, _ := res[1].(int64)
 	held := make([]string, 0, len(res)-2)
-	for i := 2; i < len(res); i += 2 {
+	for i := 2; i < len(res); i += 3 {
 		id, _ := res[i].(string)
-		ms, _ := res[i+1].(int64)
-		held = append(held, id, strconv.FormatInt(ms, 10))
+		slot, _ := res[i+1].(int64)
+		ms, _ := res[i+2].(int64)
+		held = append(held, id, strconv.FormatInt(slot, 10), strconv.FormatInt(ms, 10))
 	}
 	return quorum.Reply{OK: true, N: p, Pre: set, Notes: &held}
 }

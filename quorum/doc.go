@@ -339,8 +339,12 @@
 // restart quarantine covers a node that lost one; a permit without a lease
 // could not be covered, and the proxy refuses it. A node that gave the id
 // another slot gives it back; a round that split gives back every slot and
-// tells the caller to try again soon. Not in model/*.pml; e2e fault suite's
-// permit rows.
+// tells the caller to try again soon. A give-back frees only what its own
+// round gave (a node refuses an id it holds already, as SET NX does: a
+// retry through another replica keeps what it won), and a lease update
+// counts only a quorum holding the id in one slot. The number of permits
+// is put back on a node that answers none while a quorum has it. Not in
+// model/*.pml; e2e fault suite's permit rows, permits_review_test.go.
 //
 // # Reserved keys
 //

@@ -126,12 +126,14 @@ const (
 
 	// OpSemaphore is one step on a semaphore's permits (SemaphoreKey: Key
 	// the semaphore, Value a permit's id), Mode says which (semaphore.go):
-	// "take" (TTL; N the slot to try first; OK: held, N its slot, else N
-	// the ms until the first permit held there lapses, -1 none), "drop"
+	// "take" (TTL, Round; N the slot to try first; OK: held, N its slot,
+	// else N the ms until the first permit held there lapses, -1 none),
+	// "undo" (Round: only the permit that round gave; OK: freed), "drop"
 	// (OK: it was held; N the permits not held now), "lease" (TTL; OK: it
-	// was held), "init", "set" or "add" (N; OK: done, N the permits now),
-	// "state" (N: the permits; Pre: 1 when they were set; Notes: each held
-	// id and its ms left, in turn). Pre, but for "state": the node's permits.
+	// was held, N its slot), "init", "set" or "add" (N; OK: done, N the
+	// permits now), "state" (N: the permits; Pre: 1 when they were set;
+	// Notes: each held id, its slot and its ms left, in turn). Pre, but for
+	// "state": the node's permits.
 	OpSemaphore
 
 	// OpReattach (a holder's LOCK.ACQUIRE ... SESSION) is OpPExpireIfEq

@@ -35,8 +35,8 @@ func (p *PermitsTaken) Unwrap() error { return p.RoundError }
 
 // Permits is a semaphore as a quorum has it: the number of permits (the
 // Q-th largest of the nodes', so that no grant could use a slot beyond it)
-// and the permits held on a quorum, each with the time a quorum still
-// holds it, in the holder's terms.
+// and the permits a quorum holds in one slot, each with the time a quorum
+// still holds it, in the holder's terms.
 type Permits struct {
 	Permits int64
 	Set     bool // a quorum has the number set
@@ -47,12 +47,15 @@ type Permits struct {
 // for drift), with Acquire's rules: a quorum agreeing on the id's slot, and
 // more than the minimum validity left. The nodes that gave it another slot
 // give it back once every answer is in; a failed round gives back every
-// slot it may have taken.
+// slot it may have taken. A give-back frees only what its own round gave
+// (the round id beside the slot): an id a node holds already is refused
+// there, as SET NX refuses, so a retry of the same id through another
+// replica keeps what it won whatever the first try's rollback does.
 func (e *Engine) AcquirePermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
 	if err := reservedKey(name); err != nil {
 		return Grant{}, err
 	}
-	op := Op{Kind: OpSemaphore, Mode: "take", Key: name, Value: id, N: int64(rand.Uint32())}
+	op := Op{Kind: OpSemaphore, Mode: "take", Key: name, Value: id, N: int64(rand.Uint32()), Round: e.newRoundID()}
 	r, err := e.startTimed(ctx, op, ttl)
 	if err != nil {
 		return Grant{}, err
@@ -60,7 +63,8 @@ func (e *Engine) AcquirePermit(ctx context.Context, name, id string, ttl time.Du
 	r.drainUntil(func() bool { _, n := r.slotAgreed(); return n >= e.quorum })
 	slot, n := r.slotAgreed()
 	r.elapsed = time.Since(r.start)
-	undo := Op{Kind: OpSemaphore, Mode: "drop", Key: name, Value: id}
+	e.repairPermits(name, r.round, false)
+	undo := Op{Kind: OpSemaphore, Mode: "undo", Key: name, Value: id, Round: op.Round}
 	if n >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity {
 		g := Grant{Validity: r.ttl - r.elapsed, Votes: n, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}
 		e.monitors.Go(func() {
@@ -167,13 +171,67 @@ func (e *Engine) ReleasePermit(ctx context.Context, name, id string) (free int64
 }
 
 // ExtendPermit sets id's permit of semaphore name to last ttl (padded)
-// from now on every node that holds it, with Extend's rules (shorter too:
-// Redisson's updateLeaseTime).
+// from now on every node that holds it (shorter too: Redisson's
+// updateLeaseTime), with Extend's rules, but that only a quorum holding it
+// in one slot counts: nodes that gave the id another slot (theirs not yet
+// given back) hold no permit a quorum agrees on. A shortening that fails
+// may have shortened it on some nodes, as a release that fails may have
+// released it.
 func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
 	if err := reservedKey(name); err != nil {
 		return Grant{}, err
 	}
-	return e.extend(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id}, ttl)
+	r, err := e.startTimed(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id}, ttl)
+	if err != nil {
+		return Grant{}, err
+	}
+	r.drainUntil(func() bool { _, n := r.slotAgreed(); return n >= e.quorum })
+	_, n := r.slotAgreed()
+	r.elapsed = time.Since(r.start)
+	r.finish(r.unlock)
+	switch {
+	case n >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity:
+		return Grant{Validity: r.ttl - r.elapsed, Votes: n, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}, nil
+	case n >= e.quorum:
+		rerr := r.roundError(RoundExtend, ErrValiditySpent)
+		rerr.Spent = r.elapsed
+		return Grant{}, rerr
+	}
+	rerr := r.roundError(RoundExtend, r.failure(RoundExtend))
+	rerr.Votes = n
+	return Grant{}, rerr
+}
+
+// repairPermits puts semaphore name's number of permits back on the nodes
+// of round t that answered none (restarted empty) while the number a
+// quorum has (the Q-th largest answered) is more: in the background, and
+// only where none is set (a setPermits of the moment wins). Each answer
+// carries the node's number in Pre, a read's in N (state).
+func (e *Engine) repairPermits(name string, t *round, state bool) {
+	var counts []int64
+	var bare []int
+	for j, rep := range t.replies {
+		if t.votes[j] == failed || t.votes[j] == skipped || t.votes[j] == pending || rep.Err != nil {
+			continue
+		}
+		n := rep.Pre
+		if state {
+			n = rep.N
+		}
+		counts = append(counts, n)
+		if n == 0 {
+			bare = append(bare, t.idx[j])
+		}
+	}
+	if len(counts) < e.quorum || len(bare) == 0 {
+		return
+	}
+	slices.Sort(counts)
+	if p := counts[len(counts)-e.quorum]; p > 0 {
+		e.monitors.Go(func() {
+			e.start(bare, Op{Kind: OpSemaphore, Mode: PermitsInit, Key: name, N: p}, e.opts.NodeTimeout, false).drain()
+		})
+	}
 }
 
 // The ways SetPermits sets a semaphore's number of permits.
@@ -216,13 +274,15 @@ func (e *Engine) ReadPermits(ctx context.Context, name string) (Permits, error) 
 	}
 	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "state", Key: name}, e.opts.NodeTimeout, true)
 	t.drain()
+	e.repairPermits(name, t, true)
 	if t.nYes < e.quorum {
 		rerr := t.roundError(RoundRead, ErrNoQuorum)
 		rerr.Votes = t.nYes
 		return Permits{}, rerr
 	}
 	var counts []int64
-	left, set := map[string][]int64{}, 0
+	type slotted struct{ id, slot string }
+	left, set := map[slotted][]int64{}, 0
 	for j, v := range t.votes {
 		if v != yes {
 			continue
@@ -230,18 +290,19 @@ func (e *Engine) ReadPermits(ctx context.Context, name string) (Permits, error) 
 		counts = append(counts, t.replies[j].N)
 		set += int(t.replies[j].Pre)
 		held := *t.replies[j].Notes
-		for i := 0; i+1 < len(held); i += 2 {
-			if ms, _ := strconv.ParseInt(held[i+1], 10, 64); ms > 0 {
-				left[held[i]] = append(left[held[i]], ms)
+		for i := 0; i+2 < len(held); i += 3 {
+			if ms, _ := strconv.ParseInt(held[i+2], 10, 64); ms > 0 {
+				k := slotted{held[i], held[i+1]}
+				left[k] = append(left[k], ms)
 			}
 		}
 	}
 	slices.Sort(counts)
 	p := Permits{Permits: counts[len(counts)-e.quorum], Set: set >= e.quorum, Held: map[string]time.Duration{}}
-	for id, ms := range left {
-		if len(ms) >= e.quorum {
+	for k, ms := range left {
+		if len(ms) >= e.quorum { // a quorum holds it in one slot
 			slices.Sort(ms)
-			p.Held[id] = e.holderTerms(ms[len(ms)-e.quorum])
+			p.Held[k.id] = e.holderTerms(ms[len(ms)-e.quorum])
 		}
 	}
 	return p, nil

@@ -1,21 +1,35 @@
 -- A semaphore's permits as slots (quorum/semaphore.go): KEYS[1] a hash, field "p" the number of
--- permits, "s<slot>" the id holding slot <slot> (0 .. p-1), "i<id>" the slot id holds; KEYS[2] each
--- held id's expiry (a sorted set, in this server's ms). A permit is one slot, so however the
--- nodes' answers fall, two holders of one slot never both have a quorum. ARGV[1] says what to do:
---   take id ms start: hold a free slot for id for ms (the first free from slot start on, when
---                     fewer than p are held); {1, slot, p}, or {0, ms until the first lapses
+-- permits, "s<slot>" the id holding slot <slot> (0 .. p-1), "i<id>" the slot id holds, "r<id>" the
+-- round that gave it; KEYS[2] each held id's expiry (a sorted set, in this server's ms: lapsed.lua).
+-- A permit is one slot, so however the nodes' answers fall, two holders of one slot never both
+-- have a quorum. ARGV[1] says what to do:
+--   take id ms start round: hold a free slot for id for ms, given by round (the first free from
+--                     slot start on, when fewer than p are held, and id holds none: a second round
+--                     of one id, a retry through another replica, is refused where the first
+--                     wrote, as SET NX is); {1, slot, p}, or {0, ms until the first lapses
 --                     (-1: none held), p};
---   drop id:          free id's slot; {1 or 0, permits not held, p};
---   lease id ms:      id's permit lasts ms from now; {1 or 0, 0, p};
+--   undo id round:    free id's slot if round gave it (a rollback); {1 or 0, 0, p};
+--   drop id:          free id's slot (a release); {1 or 0, permits not held, p};
+--   lease id ms:      id's permit lasts ms from now; {1, its slot, p}, or {0, 0, p};
 --   init n:           p is n unless set; {1 or 0, p, p};   set n: p is n; add n: p grows by n;
---   state:            {1 when p is set, else 0, p, id, ms left, id, ms left, ...}.
+--   state:            {1 when p is set, else 0, p, id, slot, ms left, id, slot, ms left, ...}.
 local now = nowMS() -- lapsed.lua
-for _, id in ipairs(redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", now, "LIMIT", 0, 256)) do
-  local slot = redis.call("HGET", KEYS[1], "i" .. id)
-  if slot then
-    redis.call("HDEL", KEYS[1], "i" .. id, "s" .. slot)
-  end
+local function forget(id, slot)
+  redis.call("HDEL", KEYS[1], "i" .. id, "s" .. slot, "r" .. id)
   redis.call("ZREM", KEYS[2], id)
+end
+for _, id in ipairs(redis.call("ZRANGEBYSCORE", KEYS[2], "-inf", now, "LIMIT", 0, 256)) do
+  forget(id, redis.call("HGET", KEYS[1], "i" .. id) or "")
+end
+-- slotOf is id's slot while its permit lasts (one that lapsed, beyond the 256 just removed,
+-- is removed now).
+local function slotOf(id)
+  local slot = redis.call("HGET", KEYS[1], "i" .. id)
+  if slot and (tonumber(redis.call("ZSCORE", KEYS[2], id)) or 0) <= now then
+    forget(id, slot)
+    return nil
+  end
+  return slot
 end
 local p = tonumber(redis.call("HGET", KEYS[1], "p") or "0")
 local mode, id = ARGV[1], ARGV[2]
@@ -23,13 +37,7 @@ local function held() -- the permits held (a lapsed one left for a later call co
   return redis.call("ZCARD", KEYS[2])
 end
 if mode == "take" then
-  local ms = tonumber(ARGV[3])
-  local mine = redis.call("HGET", KEYS[1], "i" .. id)
-  if mine then -- this id's round again: its slot, never a second one
-    redis.call("ZADD", KEYS[2], "GT", now + ms, id)
-    return {1, tonumber(mine), p}
-  end
-  if held() >= p then
+  if slotOf(id) or held() >= p then
     local first = redis.call("ZRANGE", KEYS[2], 0, 0, "WITHSCORES")
     return {0, first[2] and math.max(tonumber(first[2]) - now, 1) or -1, p}
   end
@@ -38,26 +46,26 @@ if mode == "take" then
   for j = 0, p - 1 do
     local slot = (start + j) % p
     if redis.call("HEXISTS", KEYS[1], "s" .. slot) == 0 then
-      redis.call("HSET", KEYS[1], "s" .. slot, id, "i" .. id, slot)
-      redis.call("ZADD", KEYS[2], now + ms, id)
+      redis.call("HSET", KEYS[1], "s" .. slot, id, "i" .. id, slot, "r" .. id, ARGV[5])
+      redis.call("ZADD", KEYS[2], now + tonumber(ARGV[3]), id)
       return {1, slot, p}
     end
   end
   return redis.error_reply("ERR semaphore slots out of step with its holders")
-elseif mode == "drop" then
-  local slot = redis.call("HGET", KEYS[1], "i" .. id)
-  if not slot then
+elseif mode == "undo" or mode == "drop" then
+  local slot = slotOf(id)
+  if not slot or mode == "undo" and redis.call("HGET", KEYS[1], "r" .. id) ~= ARGV[3] then
     return {0, p - held(), p}
   end
-  redis.call("HDEL", KEYS[1], "i" .. id, "s" .. slot)
-  redis.call("ZREM", KEYS[2], id)
+  forget(id, slot)
   return {1, p - held(), p}
 elseif mode == "lease" then
-  if not redis.call("HGET", KEYS[1], "i" .. id) then
+  local slot = slotOf(id)
+  if not slot then
     return {0, 0, p}
   end
   redis.call("ZADD", KEYS[2], now + tonumber(ARGV[3]), id)
-  return {1, 0, p}
+  return {1, tonumber(slot), p}
 elseif mode == "init" then
   if redis.call("HSETNX", KEYS[1], "p", ARGV[2]) == 0 then
     return {0, p, p}
@@ -74,6 +82,7 @@ local out = {redis.call("HEXISTS", KEYS[1], "p"), p}
 local all = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
 for i = 1, #all, 2 do
   out[#out + 1] = all[i]
+  out[#out + 1] = tonumber(redis.call("HGET", KEYS[1], "i" .. all[i]) or "-1")
   out[#out + 1] = math.max(tonumber(all[i + 1]) - now, 0)
 end
 return out
