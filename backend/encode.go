@@ -37,4 +37,5 @@ var (
 	writerP     = quorum.WriterKey("")
 	semP        = quorum.SemaphoreKey("")
 	semLeaseP   = quorum.SemaphoreLeaseKey("")
+	semGoneP    = quorum.SemaphoreGoneKey("")
 )

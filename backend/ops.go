@@ -46,7 +46,7 @@ func (e *encoder) keysOf(op quorum.Op) {
 		}
 		return
 	case quorum.OpSemaphore:
-		e.keys = append(e.keys, key{semP, op.Key}, key{semLeaseP, op.Key})
+		e.keys = append(e.keys, key{semP, op.Key}, key{semLeaseP, op.Key}, key{semGoneP, op.Key})
 		return
 	case quorum.OpRenew:
 		for _, l := range *op.Leases {
@@ -134,9 +134,13 @@ func (e *encoder) command(op quorum.Op) *script {
 		case "undo":
 			return script(semaphoreScript, str("undo"), str(op.Value), str(op.Round))
 		case "lease":
-			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL))
+			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL), num(op.N))
 		case "init", "set", "add":
-			return script(semaphoreScript, str(op.Mode), num(op.N))
+			return script(semaphoreScript, str(op.Mode), num(op.N), str(op.Round))
+		case "repair":
+			return script(semaphoreScript, str("repair"), num(op.N))
+		case "revert":
+			return script(semaphoreScript, str("revert"), str(op.Round))
 		}
 		return script(semaphoreScript, str(op.Mode), str(op.Value)) // drop, state
 	case quorum.OpQueueBeats:

@@ -105,7 +105,7 @@ var (
 	raiseScript        = newScript(tokenPartLua + raiseLua)
 	setXXScript        = newScript(noteAfterLua + noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
-	delScript          = newScript(hashPrelude + fmt.Sprintf("local semKeys = {%q, %q}\n", semP, semLeaseP) + delLua)
+	delScript          = newScript(hashPrelude + fmt.Sprintf("local semKeys = {%q, %q, %q, %d}\n", semP, semLeaseP, semGoneP, quorum.SemaphoreGoneTTL.Milliseconds()) + delLua)
 	unmarkScript       = newScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)

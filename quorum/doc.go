@@ -341,10 +341,14 @@
 // another slot gives it back; a round that split gives back every slot and
 // tells the caller to try again soon. A give-back frees only what its own
 // round gave (a node refuses an id it holds already, as SET NX does: a
-// retry through another replica keeps what it won), and a lease update
-// counts only a quorum holding the id in one slot. The number of permits
-// is put back on a node that answers none while a quorum has it. Not in
-// model/*.pml; e2e fault suite's permit rows, permits_review_test.go.
+// retry through another replica keeps what it won), a lease update counts
+// only a quorum holding the id in one slot and pins it there (no rollback
+// frees it after), and a shorter lease lands only where it is newer (the
+// client's clock) than the last update. The number of permits is put back
+// on a node that answers none while a quorum has it (but for a recent
+// DEL); a change of it that failed is undone by its id wherever it is
+// still the last change, after any late copy of it on the same link. Not
+// in model/*.pml; e2e fault suite's permit rows, permits_review*_test.go.
 //
 // # Reserved keys
 //

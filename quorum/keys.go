@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Internal keys the engine keeps on every backend beside the locks. Clients
@@ -48,6 +49,14 @@ func QueueLeaseKey(key string) string { return InternalPrefix + "ql:" + key }
 // lapses (id -> the backend's Unix ms): see AcquirePermit.
 func SemaphoreKey(name string) string      { return InternalPrefix + "sem:" + name }
 func SemaphoreLeaseKey(name string) string { return InternalPrefix + "seml:" + name }
+
+// SemaphoreGoneKey is semaphore name's tombstone, while a DEL of it is
+// recent (SemaphoreGoneTTL): a repair of its number of permits, sent by a
+// read that saw it before the DEL, lands as nothing.
+func SemaphoreGoneKey(name string) string { return InternalPrefix + "semx:" + name }
+
+// SemaphoreGoneTTL outlives any repair still in flight when a DEL lands.
+const SemaphoreGoneTTL = time.Minute
 
 // HoldersKey is the set of holders of read-write lock key (Redisson's
 // RReadWriteLock), each with the end of its window (holder -> the

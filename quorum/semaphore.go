@@ -171,17 +171,21 @@ func (e *Engine) ReleasePermit(ctx context.Context, name, id string) (free int64
 }
 
 // ExtendPermit sets id's permit of semaphore name to last ttl (padded)
-// from now on every node that holds it (shorter too: Redisson's
-// updateLeaseTime), with Extend's rules, but that only a quorum holding it
-// in one slot counts: nodes that gave the id another slot (theirs not yet
-// given back) hold no permit a quorum agrees on. A shortening that fails
-// may have shortened it on some nodes, as a release that fails may have
+// from now on every node that holds it, with Extend's rules, but that only
+// a quorum holding it in one slot counts: nodes that gave the id another
+// slot (theirs not yet given back) hold no permit a quorum agrees on. It
+// pins the permit where it lands: no rollback of the acquire that gave it
+// frees it there (a failed try's, whose retry through another replica won
+// it). A shorter lease (Redisson's updateLeaseTime) is set only where its
+// stamp (the client's clock) is past the last update's, so a late copy of
+// an earlier update never undoes a later one; a shortening that fails may
+// have shortened it on some nodes, as a release that fails may have
 // released it.
-func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
+func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration, stamp int64) (Grant, error) {
 	if err := reservedKey(name); err != nil {
 		return Grant{}, err
 	}
-	r, err := e.startTimed(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id}, ttl)
+	r, err := e.startTimed(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id, N: stamp}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -205,8 +209,10 @@ func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Dur
 // repairPermits puts semaphore name's number of permits back on the nodes
 // of round t that answered none (restarted empty) while the number a
 // quorum has (the Q-th largest answered) is more: in the background, and
-// only where none is set (a setPermits of the moment wins). Each answer
-// carries the node's number in Pre, a read's in N (state).
+// only where none is set (a setPermits of the moment wins) and no DEL of
+// the semaphore is recent (SemaphoreGoneKey: a repair sent by a read that
+// saw it before the DEL lands as nothing). Each answer carries the node's
+// number in Pre, a read's in N (state).
 func (e *Engine) repairPermits(name string, t *round, state bool) {
 	var counts []int64
 	var bare []int
@@ -229,7 +235,7 @@ func (e *Engine) repairPermits(name string, t *round, state bool) {
 	slices.Sort(counts)
 	if p := counts[len(counts)-e.quorum]; p > 0 {
 		e.monitors.Go(func() {
-			e.start(bare, Op{Kind: OpSemaphore, Mode: PermitsInit, Key: name, N: p}, e.opts.NodeTimeout, false).drain()
+			e.start(bare, Op{Kind: OpSemaphore, Mode: "repair", Key: name, N: p}, e.opts.NodeTimeout, false).drain()
 		})
 	}
 }
@@ -244,7 +250,11 @@ const (
 // SetPermits sets semaphore name's number of permits to n as how says, on
 // every node, waiting for all of them. It reports whether a quorum out of
 // restart quarantine did it; ErrNoQuorum when neither a quorum did nor
-// (PermitsInit) more than N-Q refused.
+// (PermitsInit) more than N-Q refused. A change that failed is rolled back
+// by its id where it may have landed: a node undoes it while it is still
+// its last change (one sent later, from anywhere, stands), and a late copy
+// of it lands before its rollback on the same link: so a failed change
+// never lands after a later one that was answered.
 func (e *Engine) SetPermits(ctx context.Context, name, how string, n int64) (bool, error) {
 	if err := reservedKey(name); err != nil {
 		return false, err
@@ -252,7 +262,8 @@ func (e *Engine) SetPermits(ctx context.Context, name, how string, n int64) (boo
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	t := e.start(nil, Op{Kind: OpSemaphore, Mode: how, Key: name, N: n}, e.opts.NodeTimeout, true)
+	op := Op{Kind: OpSemaphore, Mode: how, Key: name, N: n, Round: e.newRoundID()}
+	t := e.start(nil, op, e.opts.NodeTimeout, true)
 	t.drain()
 	switch {
 	case t.nYes >= e.quorum:
@@ -260,7 +271,9 @@ func (e *Engine) SetPermits(ctx context.Context, name, how string, n int64) (boo
 	case how == PermitsInit && t.nNo > len(t.votes)-e.quorum:
 		return false, nil
 	}
-	return false, t.roundError(RoundAcquire, ErrNoQuorum)
+	rerr := t.roundError(RoundAcquire, ErrNoQuorum)
+	rerr.addNodeErrs(e.rollback(Op{Kind: OpSemaphore, Mode: "revert", Key: name, Round: op.Round}, t.maybeWrote()))
+	return false, rerr
 }
 
 // ReadPermits reads semaphore name as a quorum out of restart quarantine

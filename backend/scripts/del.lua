@@ -14,4 +14,7 @@ if (ARGV[1] or "") ~= "" then
 end
 redis.call("DEL", KEYS[2], KEYS[3], rwHoldersPrefix .. KEYS[1])
 local sem = redis.call("DEL", semKeys[1] .. KEYS[1], semKeys[2] .. KEYS[1])
+if sem > 0 then
+  redis.call("SET", semKeys[3] .. KEYS[1], "1", "PX", semKeys[4])
+end
 return math.min(redis.call("DEL", KEYS[1]) + sem, 1)
