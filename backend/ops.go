@@ -135,12 +135,8 @@ func (e *encoder) command(op quorum.Op) *script {
 			return script(semaphoreScript, str("undo"), str(op.Value), str(op.Round))
 		case "lease":
 			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL), num(op.N))
-		case "init", "set", "add":
-			return script(semaphoreScript, str(op.Mode), num(op.N), str(op.Round))
-		case "repair":
-			return script(semaphoreScript, str("repair"), num(op.N))
-		case "revert":
-			return script(semaphoreScript, str("revert"), str(op.Round))
+		case "init", "repair":
+			return script(semaphoreScript, str(op.Mode), num(op.N))
 		}
 		return script(semaphoreScript, str(op.Mode), str(op.Value)) // drop, state
 	case quorum.OpQueueBeats:

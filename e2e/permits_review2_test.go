@@ -61,19 +61,7 @@ func TestReview99ExtendCountsAFailedRoundsNodes(t *testing.T) {
 	e, s0, s1 := r98Replicas(t, "r99:extundo")
 	s1.mustTrySet(1)
 	x, y := r98ID(), r98ID()
-	for i := 2; i < 5; i++ {
-		e.toxicOn(0, i, "slow", "latency", "upstream", 1, `{"latency":170}`)
-	}
-	clock := time.Now().UnixMilli()
-	args := []any{1, clock + 1000, clock, "922337203685477", "PUBLISH", x}
-	keys := []string{s0.name, s0.timeouts(), s0.channel()}
-	first := make(chan string, 1)
-	go func() {
-		v, err := s0.eval(context.Background(), r98Acquire, keys, args...)
-		first <- r98Show(v, err)
-	}()
-	time.Sleep(20 * time.Millisecond)
-	v, err := s1.eval(context.Background(), r98Acquire, keys, args...) // the retry
+	first, v, err := r98RaceRetry(e, s0, s1, x, 1000)
 	if !r98Granted(v, err) {
 		t.Skipf("the retry was not granted: %s", r98Show(v, err))
 	}

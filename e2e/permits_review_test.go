@@ -124,6 +124,27 @@ func r98Replicas(t *testing.T, name string) (*faultEnv, *r98Sem, *r98Sem) {
 	return e, s[0], s[1]
 }
 
+// r98RaceRetry sends tryAcquire(x, leaseMS) through replica 0, whose
+// links to backends 2-4 are slow (170 ms), and the same command 20 ms
+// later through replica 1 (a client's retry); it answers the retry's
+// reply, and the first try's on first.
+func r98RaceRetry(e *faultEnv, s0, s1 *r98Sem, x string, leaseMS int64) (<-chan string, any, error) {
+	for i := 2; i < 5; i++ {
+		e.toxicOn(0, i, "slow", "latency", "upstream", 1, `{"latency":170}`)
+	}
+	clock := time.Now().UnixMilli()
+	args := []any{1, clock + leaseMS, clock, "922337203685477", "PUBLISH", x}
+	keys := []string{s0.name, s0.timeouts(), s0.channel()}
+	first := make(chan string, 1)
+	go func() {
+		v, err := s0.eval(context.Background(), r98Acquire, keys, args...)
+		first <- r98Show(v, err)
+	}()
+	time.Sleep(20 * time.Millisecond)
+	v, err := s1.eval(context.Background(), r98Acquire, keys, args...)
+	return first, v, err
+}
+
 // r98Dump shows each backend's slots of semaphore name (the hash fields
 // "s<slot>" -> id), for the failure message.
 func r98Dump(t *testing.T, e *faultEnv, name string) string {
@@ -275,19 +296,7 @@ func TestReview98RetryAcrossReplicasLosesThePermit(t *testing.T) {
 	e, s0, s1 := r98Replicas(t, "r98:retry2")
 	s1.mustTrySet(1)
 	x, y := r98ID(), r98ID()
-	for i := 2; i < 5; i++ {
-		e.toxicOn(0, i, "slow", "latency", "upstream", 1, `{"latency":170}`)
-	}
-	clock := time.Now().UnixMilli()
-	args := []any{1, clock + 2900, clock, "922337203685477", "PUBLISH", x}
-	keys := []string{s0.name, s0.timeouts(), s0.channel()}
-	first := make(chan string, 1)
-	go func() {
-		v, err := s0.eval(context.Background(), r98Acquire, keys, args...)
-		first <- r98Show(v, err)
-	}()
-	time.Sleep(20 * time.Millisecond)
-	v, err := s1.eval(context.Background(), r98Acquire, keys, args...) // the retry
+	first, v, err := r98RaceRetry(e, s0, s1, x, 2900)
 	granted := time.Now()
 	t.Logf("the retry through replica 1 = %s", r98Show(v, err))
 	if !r98Granted(v, err) {

@@ -5,8 +5,6 @@ import (
 	"os/exec"
 	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
 // fairAcrossFaults: Redisson's RFairLock through both replicas, three
@@ -65,18 +63,11 @@ func fairAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			}
 		})
 	}
-	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
-	defer cs[0].Close()
-	defer cs[1].Close()
 	time.Sleep(2 * time.Second)
 	mu.Lock()
 	faultsFrom = time.Now()
 	mu.Unlock()
-	e.outage(cs, h, 3, 4)
-	e.redis[2].Restart()
-	e.seenByBoth(cs, h, "quarantined", 2)
-	e.seenByBoth(cs, h, "up", 2)
-	e.outage(cs, h, 0, 1)
+	e.pausesAndARestart(addrs, h)
 	mu.Lock()
 	healedAt = time.Now()
 	mu.Unlock()

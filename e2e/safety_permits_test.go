@@ -81,15 +81,8 @@ func permitsAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) 
 			}
 		})
 	}
-	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
-	defer cs[0].Close()
-	defer cs[1].Close()
 	time.Sleep(2 * time.Second)
-	e.outage(cs, h, 3, 4)
-	e.redis[2].Restart()
-	e.seenByBoth(cs, h, "quarantined", 2)
-	e.seenByBoth(cs, h, "up", 2)
-	e.outage(cs, h, 0, 1)
+	e.pausesAndARestart(addrs, h)
 	time.Sleep(2 * time.Second)
 	close(stop)
 	wg.Wait()

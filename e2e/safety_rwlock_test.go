@@ -57,15 +57,8 @@ func rwAcrossFaults(e *faultEnv, addrs [2]string, _ *exec.Cmd, h *history) {
 			}
 		})
 	}
-	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
-	defer cs[0].Close()
-	defer cs[1].Close()
 	time.Sleep(500 * time.Millisecond)
-	e.outage(cs, h, 3, 4)
-	e.redis[2].Restart()
-	e.seenByBoth(cs, h, "quarantined", 2)
-	e.seenByBoth(cs, h, "up", 2)
-	e.outage(cs, h, 0, 1)
+	e.pausesAndARestart(addrs, h)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()

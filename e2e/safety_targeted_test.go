@@ -28,6 +28,20 @@ func suiteClients(addrs [2]string) (*redis.Client, *redis.Client) {
 	return suiteClient(addrs[0]), suiteClient(addrs[1])
 }
 
+// pausesAndARestart is the Redisson rows' faults: backends 3 and 4 pause,
+// backend 2 restarts empty and sits out its quarantine, then 0 and 1
+// pause; each seen by both replicas (at addrs).
+func (e *faultEnv) pausesAndARestart(addrs [2]string, h *history) {
+	cs := [2]*redis.Client{suiteClient(addrs[0]), suiteClient(addrs[1])}
+	defer cs[0].Close()
+	defer cs[1].Close()
+	e.outage(cs, h, 3, 4)
+	e.redis[2].Restart()
+	e.seenByBoth(cs, h, "quarantined", 2)
+	e.seenByBoth(cs, h, "up", 2)
+	e.outage(cs, h, 0, 1)
+}
+
 // outage pauses backends i and j for a second, seen down and back up by
 // both replicas (through cs).
 func (e *faultEnv) outage(cs [2]*redis.Client, h *history, i, j int) {

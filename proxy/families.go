@@ -128,7 +128,8 @@ var families = []family{
 		m(fairLock352, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
 		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
 	// RPermitExpirableSemaphore (permits.go): each permit leased, so there is
-	// nothing to renew or force.
+	// nothing to renew or force; its setPermits and addPermits answer a
+	// refusal that names trySetPermits.
 	{object: "Redisson RPermitExpirableSemaphore", version: "3.23", members: []member{
 		m(permitAcquireSHA, roleAcquire), m(permitReleaseSHA, roleRelease), m(permitReleaseAnySHA, roleRelease),
 		m(permitLeaseSHA, roleRenew), m(permitAvailableSHA, roleRead), m(permitTotalSHA, roleRead), m(permitAcquiredSHA, roleRead),

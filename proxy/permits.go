@@ -26,6 +26,14 @@ import (
 // publish on one Redis; a waiter refused while permits lapse is told when
 // the first one does.
 
+// errPermitsChange refuses setPermits and addPermits (helper-100): a
+// change of the number that failed may land later, even after a later
+// change that was answered, and nothing may undo it once grants counted on
+// it; a number set only where none is (trySetPermits) has no such race.
+var errPermitsChange = respError("ERR redlock-proxy does not serve RPermitExpirableSemaphore's setPermits and addPermits: " +
+	"a change of the number of permits that failed could land after a later one; set it once with trySetPermits " +
+	"(after delete() to change it, with no permit held)")
+
 var errPermitLease = respError("ERR redlock-proxy serves RPermitExpirableSemaphore permits with a lease only " +
 	"(acquire(leaseTime, unit), tryAcquire(waitTime, leaseTime, unit)): a permit without one never lapses, " +
 	"and a backend that restarts empty would forget it while its holder still counts on it")
@@ -67,8 +75,10 @@ func (s *Server) permits(c *request, o operands) {
 		}
 	case permitAvailable, permitTotal, permitAcquired, permitLeaseLeft:
 		s.readPermits(c, o)
-	case permitSet, permitTrySet, permitAdd:
-		s.setPermits(c, o)
+	case permitSet, permitAdd:
+		c.writeErr(errPermitsChange)
+	case permitTrySet:
+		s.initPermits(c, o)
 	case permitLease:
 		lease, ok := permitLeaseOf(c, o.argv[1], o.argv[2])
 		if !ok {
@@ -240,27 +250,22 @@ func (s *Server) readPermits(c *request, o operands) {
 	}
 }
 
-// setPermits sets the number of permits, and tells the waiters.
-func (s *Server) setPermits(c *request, o operands) {
+// initPermits sets the number of permits where none is (trySetPermits), and tells the waiters.
+func (s *Server) initPermits(c *request, o operands) {
 	n, err := strconv.ParseInt(string(o.argv[0]), 10, 32)
 	if err != nil {
 		c.writeErr(respError("ERR ARGV[1] must be a number of permits (a 32-bit integer)"))
 		return
 	}
-	how := map[permitStep]string{permitSet: quorum.PermitsSet, permitTrySet: quorum.PermitsInit, permitAdd: quorum.PermitsAdd}[o.permit]
-	done, err := s.engine.SetPermits(c.ctx, o.key, how, n)
+	done, err := s.engine.InitPermits(c.ctx, o.key, n)
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
-	if done && (o.permit != permitAdd || n > 0) {
+	if done {
 		s.bus.Notify(o.channel, strconv.FormatInt(n, 10))
 	}
-	if o.permit == permitTrySet {
-		c.wr.WriteInt(boolInt(done))
-		return
-	}
-	c.writeNull()
+	c.wr.WriteInt(boolInt(done))
 }
 
 // writeYesNo answers 1 for a round that did it, 0 for one that found the

@@ -346,9 +346,10 @@
 // frees it after), and a shorter lease lands only where it is newer (the
 // client's clock) than the last update. The number of permits is put back
 // on a node that answers none while a quorum has it (but for a recent
-// DEL); a change of it that failed is undone by its id wherever it is
-// still the last change, after any late copy of it on the same link. Not
-// in model/*.pml; e2e fault suite's permit rows, permits_review*_test.go.
+// DEL), and set only where none is (InitPermits): a change over it that
+// failed could land late, over a later one, after grants counted on it.
+// Not in model/*.pml; e2e fault suite's permit rows,
+// permits_review*_test.go.
 //
 // # Reserved keys
 //

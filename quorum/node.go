@@ -130,10 +130,9 @@ const (
 	// else N the ms until the first permit held there lapses, -1 none),
 	// "undo" (Round: only the permit that round gave; OK: freed), "drop"
 	// (OK: it was held; N the permits not held now), "lease" (TTL; OK: it
-	// was held, N its slot; N: the client's clock), "init", "set" or "add"
-	// (N, Round the change's id; OK: done, N the permits now), "revert"
-	// (Round: undo that change while it is the last), "repair" (N: init
-	// unless a DEL is recent), "state" (N: the permits; Pre: 1 when they were set;
+	// was held, N its slot; N: the client's clock), "init"
+	// (N, where none is; OK: done, N the permits now), "repair" (N: init unless a DEL is
+	// recent), "state" (N: the permits; Pre: 1 when they were set;
 	// Notes: each held id, its slot and its ms left, in turn). Pre, but for
 	// "state": the node's permits.
 	OpSemaphore

@@ -125,16 +125,23 @@ func (t *round) otherSlots(slot int64) []int {
 	return idx
 }
 
-// firstLapse is when the first permit held on a node that refused lapses
-// there (0: none lapses): a try then may get it.
+// firstLapse is when enough of the nodes that refused have their first
+// permit lapse that a quorum could give a slot (0: none lapses), in their
+// terms: a try then may get it.
 func (t *round) firstLapse() time.Duration {
-	var first int64
+	var lapses []int64
 	for j, v := range t.votes {
-		if ms := t.replies[j].N; v == no && ms > 0 && (first == 0 || ms < first) {
-			first = ms
+		if ms := t.replies[j].N; v == no && ms > 0 {
+			lapses = append(lapses, ms)
 		}
 	}
-	return time.Duration(first) * time.Millisecond
+	if len(lapses) == 0 {
+		return 0
+	}
+	slices.Sort(lapses)
+	// With h nodes refusing, Q are free once h-(N-Q) of them lapsed.
+	i := min(max(len(lapses)-(len(t.votes)-t.quorum)-1, 0), len(lapses)-1)
+	return time.Duration(lapses[i]+1) * time.Millisecond
 }
 
 // holderTerms is a node's TTL of ms (padded for drift) as the holder's
@@ -240,40 +247,30 @@ func (e *Engine) repairPermits(name string, t *round, state bool) {
 	}
 }
 
-// The ways SetPermits sets a semaphore's number of permits.
-const (
-	PermitsInit = "init" // unless set: false when a quorum had it set
-	PermitsSet  = "set"  // to n
-	PermitsAdd  = "add"  // by n (each node adds to its own)
-)
-
-// SetPermits sets semaphore name's number of permits to n as how says, on
-// every node, waiting for all of them. It reports whether a quorum out of
-// restart quarantine did it; ErrNoQuorum when neither a quorum did nor
-// (PermitsInit) more than N-Q refused. A change that failed is rolled back
-// by its id where it may have landed: a node undoes it while it is still
-// its last change (one sent later, from anywhere, stands), and a late copy
-// of it lands before its rollback on the same link: so a failed change
-// never lands after a later one that was answered.
-func (e *Engine) SetPermits(ctx context.Context, name, how string, n int64) (bool, error) {
+// InitPermits sets semaphore name's number of permits to n where none is
+// set, on every node, waiting for all of them (Redisson's trySetPermits).
+// It reports whether a quorum out of restart quarantine set it, false when
+// more than N-Q had one; else ErrNoQuorum. A change that failed may have
+// landed, now or later (a late copy): nothing rolls it back, for grants
+// may have counted on it already (helper-100). Only this change of the
+// number is served: one that overwrote it (setPermits, addPermits) could
+// land late over a later change (proxy/permits.go).
+func (e *Engine) InitPermits(ctx context.Context, name string, n int64) (bool, error) {
 	if err := reservedKey(name); err != nil {
 		return false, err
 	}
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	op := Op{Kind: OpSemaphore, Mode: how, Key: name, N: n, Round: e.newRoundID()}
-	t := e.start(nil, op, e.opts.NodeTimeout, true)
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "init", Key: name, N: n}, e.opts.NodeTimeout, true)
 	t.drain()
 	switch {
 	case t.nYes >= e.quorum:
 		return true, nil
-	case how == PermitsInit && t.nNo > len(t.votes)-e.quorum:
+	case t.nNo > len(t.votes)-e.quorum:
 		return false, nil
 	}
-	rerr := t.roundError(RoundAcquire, ErrNoQuorum)
-	rerr.addNodeErrs(e.rollback(Op{Kind: OpSemaphore, Mode: "revert", Key: name, Round: op.Round}, t.maybeWrote()))
-	return false, rerr
+	return false, t.roundError(RoundAcquire, ErrNoQuorum)
 }
 
 // ReadPermits reads semaphore name as a quorum out of restart quarantine

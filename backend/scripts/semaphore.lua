@@ -1,8 +1,7 @@
 -- A semaphore's permits as slots (quorum/semaphore.go): KEYS[1] a hash, field "p" the number of
 -- permits, "s<slot>" the id holding slot <slot> (0 .. p-1), "i<id>" the slot id holds, "r<id>" the
 -- round that gave it ("": a lease update answered for it since: no rollback frees it), "t<id>" the
--- client's clock of its last lease update, "o" the last change of p and "q" p before it ("-":
--- none); KEYS[2] each held id's expiry (a sorted set, in this server's ms: lapsed.lua); KEYS[3]
+-- client's clock of its last lease update; KEYS[2] each held id's expiry (a sorted set, in this server's ms: lapsed.lua); KEYS[3]
 -- the semaphore's tombstone while a DEL of it is recent (del.lua): no repair brings it back.
 -- A permit is one slot, so however the nodes' answers fall, two holders of one slot never both
 -- have a quorum. ARGV[1] says what to do:
@@ -16,10 +15,8 @@
 --   lease id ms t:    id's permit lasts ms from now, t the client's clock: a shorter lease only
 --                     if t is past the last update's (a late copy of an earlier update never
 --                     undoes a later one); {1, its slot, p}, or {0, 0, p};
---   init n op:        p is n unless set; {1 or 0, p, p};   set n op: p is n; add n op: p grows
---                     by n; revert op: p back to what it was before op, if op is still its last
---                     change (a failed change's rollback); repair n: init, but not while a DEL
---                     of the semaphore is recent;
+--   init n:           p is n unless set; {1 or 0, p, p};
+--   repair n:         init, but not while a DEL of the semaphore is recent;
 --   state:            {1 when p is set, else 0, p, id, slot, ms left, id, slot, ms left, ...}.
 local now = nowMS() -- lapsed.lua
 local function forget(id, slot)
@@ -84,29 +81,11 @@ elseif mode == "repair" then
     return {0, p, p}
   end
   return {1, tonumber(ARGV[2]), tonumber(ARGV[2])}
-elseif mode == "revert" then
-  if redis.call("HGET", KEYS[1], "o") ~= ARGV[2] then
+elseif mode == "init" then
+  if redis.call("HSETNX", KEYS[1], "p", ARGV[2]) == 0 then
     return {0, p, p}
   end
-  local before = redis.call("HGET", KEYS[1], "q")
-  if before == "-" then
-    redis.call("HDEL", KEYS[1], "p")
-  else
-    redis.call("HSET", KEYS[1], "p", before)
-  end
-  redis.call("HDEL", KEYS[1], "o", "q")
-  return {1, tonumber(before) or 0, p}
-elseif mode == "init" or mode == "set" or mode == "add" then
-  local was = redis.call("HGET", KEYS[1], "p")
-  if mode == "init" and was then
-    return {0, p, p}
-  end
-  local n = tonumber(ARGV[2])
-  if mode == "add" then
-    n = p + n
-  end
-  redis.call("HSET", KEYS[1], "p", n, "o", ARGV[3], "q", was or "-")
-  return {1, n, n}
+  return {1, tonumber(ARGV[2]), tonumber(ARGV[2])}
 end
 local out = {redis.call("HEXISTS", KEYS[1], "p"), p}
 local all = redis.call("ZRANGE", KEYS[2], 0, -1, "WITHSCORES")
