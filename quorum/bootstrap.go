@@ -8,6 +8,41 @@ import (
 	"time"
 )
 
+// Fencing tokens after a total wipe (doc.go's section of that name points here).
+//
+// A wipe of every node (a power loss) loses every counter; no engine keeps
+// them. Tokens still increase across it, within a stated bound. Whenever a
+// deployment is marked whole (Bootstrap, or tendCounters finding no marked
+// node), each node's shared counter (TokenKey) is raised to at least the
+// seed S = c*SeedPerMs, c the marking engine's wall clock in unix ms
+// (CounterSeed). This covers the tokens of fenced string locks
+// (AcquireFenced, TokenOf). Per-key counters (Redisson's RFencedLock, whose
+// tokens match one Redis's: 1, 2, 3 ...) are not seeded and start again
+// after a total wipe.
+//
+// Let M be the largest counter on any node. Between seeds every counter
+// write is an INCR (each node's counter +1 per grant, so M +1 at most per
+// grant), a raise to a token (the largest of some counters, or one more on
+// an outbid: M +1 at most, once per grant or token fix), or a repair
+// (copies of counters: M unchanged). So M grows
+// by at most 2 per fenced acquire round or token fix. Say the deployment
+// was last seeded at real time r0 with clock reading c0 (S0 = 1000*c0; 0
+// for one never seeded), and wiped at real time w. The nodes count again,
+// and so are re-marked, only after the quarantine window W since they
+// started (the uptime rule, whatever an engine saw): the new seed is taken
+// at r1 >= w + W with reading c1. Every token before the wipe is at most
+// S0 + 2G, G the rounds between r0 and w; every token after is above
+// 1000*c1. With G < 500*(w - r0) (fewer than 500 fenced rounds per ms on
+// average since the last seed) and the clock error of the re-seeding
+// engine behind that of the earlier seeder by at most W (c1 - r1 >= c0 -
+// r0 - W), 1000*c1 >= 1000*(c0 + w - r0) > S0 + 2G: every token after the
+// wipe is larger than every token before it. (A re-seed sooner than W
+// after the wipe, by a bootstrap the operator should not have run or with
+// quarantine off, needs a clock that has not gone back at all.) Tokens stay
+// below 2^53 (exact
+// in JavaScript numbers) until the year 2255. TestWipedDeploymentIsSeededFromTheClock;
+// e2e TestTokensIncreaseAcrossATotalWipe.
+
 // SeedPerMs is how far apart the fencing counter seeds of two moments one
 // millisecond apart are: a deployment marked at wall-clock time t (unix ms)
 // starts its token counter at t*SeedPerMs (CounterSeed). Tokens given

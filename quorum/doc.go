@@ -269,38 +269,11 @@
 //
 // # Fencing tokens after a total wipe
 //
-// A wipe of every node (a power loss) loses every counter; no engine keeps
-// them. Tokens still increase across it, within a stated bound. Whenever a
-// deployment is marked whole (Bootstrap, or tendCounters finding no marked
-// node), each node's shared counter (TokenKey) is raised to at least the
-// seed S = c*SeedPerMs, c the marking engine's wall clock in unix ms
-// (CounterSeed). This covers the tokens of fenced string locks
-// (AcquireFenced, TokenOf). Per-key counters (Redisson's RFencedLock, whose
-// tokens match one Redis's: 1, 2, 3 ...) are not seeded and start again
-// after a total wipe.
-//
-// Let M be the largest counter on any node. Between seeds every counter
-// write is an INCR (each node's counter +1 per grant, so M +1 at most per
-// grant), a raise to a token (the largest of some counters, or one more on
-// an outbid: M +1 at most, once per grant or token fix), or a repair
-// (copies of counters: M unchanged). So M grows
-// by at most 2 per fenced acquire round or token fix. Say the deployment
-// was last seeded at real time r0 with clock reading c0 (S0 = 1000*c0; 0
-// for one never seeded), and wiped at real time w. The nodes count again,
-// and so are re-marked, only after the quarantine window W since they
-// started (the uptime rule, whatever an engine saw): the new seed is taken
-// at r1 >= w + W with reading c1. Every token before the wipe is at most
-// S0 + 2G, G the rounds between r0 and w; every token after is above
-// 1000*c1. With G < 500*(w - r0) (fewer than 500 fenced rounds per ms on
-// average since the last seed) and the clock error of the re-seeding
-// engine behind that of the earlier seeder by at most W (c1 - r1 >= c0 -
-// r0 - W), 1000*c1 >= 1000*(c0 + w - r0) > S0 + 2G: every token after the
-// wipe is larger than every token before it. (A re-seed sooner than W
-// after the wipe, by a bootstrap the operator should not have run or with
-// quarantine off, needs a clock that has not gone back at all.) Tokens stay
-// below 2^53 (exact
-// in JavaScript numbers) until the year 2255. TestWipedDeploymentIsSeededFromTheClock;
-// e2e TestTokensIncreaseAcrossATotalWipe.
+// A wipe of every node loses every counter; tokens still increase across
+// it, within a stated clock bound: each marking seeds the shared counter
+// from the wall clock (CounterSeed; the argument is bootstrap.go's).
+// TestWipedDeploymentIsSeededFromTheClock; e2e
+// TestTokensIncreaseAcrossATotalWipe.
 //
 // # Reentrant hold counts
 //
@@ -327,29 +300,9 @@
 // # Semaphores
 //
 // A semaphore of p permits (AcquirePermit: Redisson's
-// RPermitExpirableSemaphore) is p slots, each a lock: a node gives a
-// permit's id one free slot below its own p, and only while it holds fewer
-// than p; a grant needs Q nodes that gave the id the same slot. Two holders
-// of one slot at once would have two quorums for it, which share a node
-// that gave that slot to both while both held it: so there are never more
-// holders than slots, and no slot above the Q-th largest p (ReadPermits)
-// has a quorum. A count of permits taken by majority is not safe: N*p node
-// grants let N*p/Q holders in (e2e permitsOverMajorities: three holders of
-// two permits). Each permit is leased and lapses at its padded TTL, so
-// restart quarantine covers a node that lost one; a permit without a lease
-// could not be covered, and the proxy refuses it. A node that gave the id
-// another slot gives it back; a round that split gives back every slot and
-// tells the caller to try again soon. A give-back frees only what its own
-// round gave (a node refuses an id it holds already, as SET NX does: a
-// retry through another replica keeps what it won), a lease update counts
-// only a quorum holding the id in one slot and pins it there (no rollback
-// frees it after), and a shorter lease lands only where it is newer (the
-// client's clock) than the last update. The number of permits is put back
-// on a node that answers none while a quorum has it (but for a recent
-// DEL), and set only where none is (InitPermits): a change over it that
-// failed could land late, over a later one, after grants counted on it.
-// Not in model/*.pml; e2e fault suite's permit rows,
-// permits_review*_test.go.
+// RPermitExpirableSemaphore) is p slots, each a lock; the argument that
+// holders never outnumber the slots, and how rollbacks, lease updates and
+// the number of permits keep it, is semaphore.go's.
 //
 // # Reserved keys
 //

@@ -8,17 +8,32 @@ import (
 	"time"
 )
 
-// Semaphores by quorum (Redisson's RPermitExpirableSemaphore): a semaphore
-// of p permits is p slots, each a lock. A node gives a permit's id one free
-// slot below its p, and only while it holds fewer than p permits; a grant
-// needs a quorum of nodes that gave the id the same slot. Two holders of
-// one slot would need two quorums, which share a node that gave that slot
-// to both at once: so there are never more holders than slots any quorum
-// has, however the nodes' answers fall (a permit counter taken on a
-// majority would let N*p/Q holders in). Each permit is leased: it lapses
-// on each node at its padded TTL, and a restarted node is out of the
-// quorum until every lease it may have lost has ended (restart quarantine).
-// See Semaphores in doc.go.
+// Semaphores by quorum (doc.go's Semaphores points here).
+//
+// A semaphore of p permits (AcquirePermit: Redisson's
+// RPermitExpirableSemaphore) is p slots, each a lock: a node gives a
+// permit's id one free slot below its own p, and only while it holds fewer
+// than p; a grant needs Q nodes that gave the id the same slot. Two holders
+// of one slot at once would have two quorums for it, which share a node
+// that gave that slot to both while both held it: so there are never more
+// holders than slots, and no slot above the Q-th largest p (ReadPermits)
+// has a quorum. A count of permits taken by majority is not safe: N*p node
+// grants let N*p/Q holders in (e2e permitsOverMajorities: three holders of
+// two permits). Each permit is leased and lapses at its padded TTL, so
+// restart quarantine covers a node that lost one; a permit without a lease
+// could not be covered, and the proxy refuses it. A node that gave the id
+// another slot gives it back; a round that split gives back every slot and
+// tells the caller to try again soon. A give-back frees only what its own
+// round gave (a node refuses an id it holds already, as SET NX does: a
+// retry through another replica keeps what it won), a lease update counts
+// only a quorum holding the id in one slot and pins it there (no rollback
+// frees it after), and a shorter lease lands only where it is newer (the
+// client's clock) than the last update. The number of permits is put back
+// on a node that answers none while a quorum has it (but for a recent
+// DEL), and set only where none is (InitPermits): a change over it that
+// failed could land late, over a later one, after grants counted on it.
+// Not in model/*.pml; e2e fault suite's permit rows,
+// permits_review*_test.go.
 
 // PermitsTaken is why AcquirePermit failed when no quorum gave the id one
 // slot: every permit is held on enough nodes, or (Wait short) the nodes
