@@ -290,3 +290,25 @@ func TestReview99DelThenGrantInsideHolderWindow(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestReview101RefusedTrySetPlantsNoNumber (helper-101): a 2-permit
+// semaphore; backend 0 restarts empty, and an application instance with
+// another config calls trySetPermits(10), answered 0 (a majority has 2).
+// It wrote 10 on the restarted backend (HSETNX there), and a rolling
+// restart of three backends, each followed by such a call, gave a
+// majority 10 though no call set it. Now the call writes nothing where a
+// quorum has a number: backend 0 holds 2 (repaired) or none, never 10.
+func TestReview101RefusedTrySetPlantsNoNumber(t *testing.T) {
+	e, s, _ := r98Replicas(t, "rev101:plant")
+	s.mustTrySet(2)
+	e.redis[0].Restart()
+	waitUsable(t, s.c.Options().Addr)
+	v, err := s.trySet(10)
+	if err != nil || v != int64(0) {
+		t.Fatalf("trySetPermits(10) with a majority at 2 = %s; want 0", r98Show(v, err))
+	}
+	time.Sleep(200 * time.Millisecond) // the repair is in the background
+	if p, _ := e.redis[0].Client().HGet(context.Background(), quorum.SemaphoreKey(s.name), "p").Result(); p == "10" {
+		t.Fatalf("the refused trySetPermits(10) set 10 on the backend that restarted empty")
+	}
+}

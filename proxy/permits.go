@@ -24,7 +24,7 @@ import (
 // still counted on it, so it is refused. A release (and a permit's set-up)
 // wakes the waiters on the channel with the permits free, as the scripts
 // publish on one Redis; a waiter refused while permits lapse is told when
-// the first one does.
+// enough of them do for a majority to have a slot.
 
 // errPermitsChange refuses setPermits and addPermits (helper-100): a
 // change of the number that failed may land later, even after a later

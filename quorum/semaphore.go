@@ -40,8 +40,8 @@ import (
 // gave it different slots, and a try soon may succeed.
 type PermitsTaken struct {
 	*RoundError
-	// Wait is how long until the first permit held on a node that refused
-	// lapses there; 0 when none does.
+	// Wait is how long until enough of the refusing nodes' first permits
+	// lapse for a quorum to have a slot, in their terms; 0 when none does.
 	Wait time.Duration
 }
 
@@ -231,7 +231,7 @@ func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Dur
 // repairPermits puts semaphore name's number of permits back on the nodes
 // of round t that answered none (restarted empty) while the number a
 // quorum has (the Q-th largest answered) is more: in the background, and
-// only where none is set (a setPermits of the moment wins) and no DEL of
+// only where none is set (a trySetPermits of the moment wins) and no DEL of
 // the semaphore is recent (SemaphoreGoneKey: a repair sent by a read that
 // saw it before the DEL lands as nothing). Each answer carries the node's
 // number in Pre, a read's in N (state).
@@ -263,7 +263,8 @@ func (e *Engine) repairPermits(name string, t *round, state bool) {
 }
 
 // InitPermits sets semaphore name's number of permits to n where none is
-// set, on every node, waiting for all of them (Redisson's trySetPermits).
+// set, on every node, waiting for all of them (Redisson's trySetPermits),
+// unless a quorum has one already.
 // It reports whether a quorum out of restart quarantine set it, false when
 // more than N-Q had one; else ErrNoQuorum. A change that failed may have
 // landed, now or later (a late copy): nothing rolls it back, for grants
@@ -274,8 +275,13 @@ func (e *Engine) InitPermits(ctx context.Context, name string, n int64) (bool, e
 	if err := reservedKey(name); err != nil {
 		return false, err
 	}
-	if err := ctx.Err(); err != nil {
+	// A quorum with a number answers 0 without a write: "init" would set n
+	// on a node that restarted empty, and a rolling restart would then give
+	// a majority a number no call set (helper-101). The read repairs it.
+	if p, err := e.ReadPermits(ctx, name); err != nil {
 		return false, err
+	} else if p.Set {
+		return false, nil
 	}
 	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "init", Key: name, N: n}, e.opts.NodeTimeout, true)
 	t.drain()
