@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/redlock-proxy/redlock-proxy/config"
 )
@@ -47,15 +48,20 @@ func Run(args []string, getenv func(string) string, out io.Writer) error {
 		}
 		defer pln.Close()
 	}
-	ver, rev := Version()
-	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.Engine.Nodes(), "quorum", a.Engine.Quorum(),
-		"version", ver, "commit", rev)
-
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	served := make(chan error, 1)
 	go func() { served <- a.Server.Serve(ln) }()
+	// "listening" only once Serve took the listener: /healthz and /readyz
+	// answer "shutting down" until then (a loaded CI machine's
+	// TestCommandLine read /readyz in between).
+	for !a.Server.Serving() && len(served) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	ver, rev := Version()
+	logger.Info("redlock-proxy listening", "addr", ln.Addr().String(), "backends", a.Engine.Nodes(), "quorum", a.Engine.Quorum(),
+		"version", ver, "commit", rev)
 	for stop := false; !stop; {
 		select {
 		case err := <-served:
