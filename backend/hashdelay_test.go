@@ -46,7 +46,7 @@ func TestHashLockDelayAgainstRedis(t *testing.T) {
 		t.Fatalf("extend = %+v", r)
 	}
 	lead("an extend")
-	if r := do(t, n, quorum.Op{Kind: quorum.OpHashLease, Key: key, TTL: 3 * time.Second, N: quorum.LeaseSet}); !r.OK {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpHashLease, Key: key, TTL: 3 * time.Second, N: quorum.LeaseSet}); !r.OK {
 		t.Fatalf("lease = %+v", r)
 	}
 	lead("a lease")

@@ -111,16 +111,16 @@ func TestSetXXIfEqAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "other", TTL: time.Minute, Round: "r1"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetNX = %+v", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "tok-m2", IfEq: "tok-m1", TTL: time.Minute, Round: "r2"}); r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "tok-m2", IfEq: "tok-m1", TTL: time.Minute, Round: "r2"}); r.OK || r.Err != nil {
 		t.Fatalf("SetXX IfEq a value the key does not hold = %+v; want a plain no", r)
 	}
 	if v, err := s.Client().Get(ctx, "k").Result(); v != "other" || err != nil {
 		t.Fatalf("after the refused overwrite k = %q, %v; want other", v, err)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "tok-m2", IfEq: "other", TTL: time.Minute, Round: "r3"}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "tok-m2", IfEq: "other", TTL: time.Minute, Round: "r3"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX IfEq the value held = %+v; want OK", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "anyone", TTL: time.Minute, Round: "r4"}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "anyone", TTL: time.Minute, Round: "r4"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX without IfEq = %+v; want OK whoever holds it", r)
 	}
 	if v, err := s.Client().Get(ctx, "k").Result(); v != "anyone" || err != nil {

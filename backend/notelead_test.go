@@ -45,7 +45,7 @@ func TestNoteLeadAndWindowOverMixedOps(t *testing.T) {
 				op = quorum.Op{Kind: quorum.OpSetXX, Key: key, Value: "v", TTL: ttl, Round: "r1", Pad: 10 * time.Millisecond, Aux: "r1"}
 			}
 			before := time.Now().UnixMilli()
-			r := do(t, n, op)
+			r := doFenced(t, n, op)
 			if r.Err != nil || (op.Kind != quorum.OpRenew && !r.OK) || (op.Kind == quorum.OpRenew && !(*r.Each)[0]) {
 				t.Fatalf("delay %v op %d (%v) = %+v", delay, i, op.Kind, r)
 			}

@@ -53,10 +53,10 @@ func (e *encoder) keysOf(op quorum.Op) {
 			e.keys = append(e.keys, key{"", l.Key}, key{metaP, l.Key})
 		}
 		return
-	case quorum.OpDel:
+	case quorum.OpDel, quorum.OpPrint:
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
 		return
-	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX:
+	case quorum.OpUndo, quorum.OpPExpireIfEq, quorum.OpSetXX, quorum.OpHashLease: // a hash lease's third key: for its print
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{pinP, op.Key})
 		return
 	case quorum.OpReattach:
@@ -65,7 +65,7 @@ func (e *encoder) keysOf(op quorum.Op) {
 	case quorum.OpUnmark:
 		e.keys = append(e.keys, key{metaP, op.Key})
 		return
-	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashLease, quorum.OpHashGet:
+	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashGet:
 		// the lock's note follows it (a read-write lock's holders: the scripts name them)
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
 		if op.Aux != "" { // an unlock latch
@@ -136,9 +136,9 @@ func (e *encoder) command(op quorum.Op) *script {
 		case "lease":
 			return script(semaphoreScript, str("lease"), str(op.Value), ms(op.TTL), num(op.N))
 		case "init", "repair":
-			return script(semaphoreScript, str(op.Mode), num(op.N))
+			return script(semaphoreScript, str(op.Mode), num(op.N), str(op.Round))
 		}
-		return script(semaphoreScript, str(op.Mode), str(op.Value)) // drop, state
+		return script(semaphoreScript, str(op.Mode), str(op.Value)) // drop, state, ver
 	case quorum.OpQueueBeats:
 		for _, l := range *op.Leases {
 			e.args = append(e.args, str(l.Value), ms(l.TTL))
@@ -171,10 +171,12 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(pexpireIfEqScript, ms(op.TTL), ms(op.AuxTTL))
 	case quorum.OpRead:
 		return script(getPTTLScript)
+	case quorum.OpPrint:
+		return script(delScript, str("?"), str(op.Mode))
 	case quorum.OpDel:
-		return e.withMode(script(delScript), op.Mode)
+		return script(delScript, str(op.Value), str(op.Mode), str(op.Aux))
 	case quorum.OpSetXX:
-		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq), ms(op.AuxTTL))
+		return script(setXXScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.Pad), str(op.Aux), str(op.IfEq), ms(op.AuxTTL), str(op.Mark))
 	case quorum.OpHashAcquire:
 		if op.Fair { // no mode, and the waiter's lease
 			return script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL), str(""), num(op.N))
@@ -185,7 +187,7 @@ func (e *encoder) command(op quorum.Op) *script {
 	case quorum.OpHashExtend:
 		return script(hashExtendScript, str(op.Value), ms(op.TTL))
 	case quorum.OpHashLease:
-		return script(hashLeaseScript, ms(op.TTL), str([...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N]))
+		return script(hashLeaseScript, ms(op.TTL), str([...]string{quorum.LeaseMax: "max", quorum.LeaseSet: "set", quorum.LeaseMin: "min"}[op.N]), str(op.Mark))
 	case quorum.OpHashUnhold:
 		all := "1"
 		switch {
@@ -234,6 +236,8 @@ func replyOf(op quorum.Op, val any, err error) quorum.Reply {
 		return quorum.Reply{OK: err == nil, Entry: e, Err: err}
 	case quorum.OpHashAcquire:
 		return hashAcquireReply(val)
+	case quorum.OpPrint:
+		return printReply(val)
 	case quorum.OpQueueHead:
 		w, ok := val.(string)
 		if !ok {

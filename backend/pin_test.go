@@ -96,7 +96,7 @@ func TestExtendPinAgainstRedis(t *testing.T) {
 	// not pinned by it.
 	acquire("f")
 	extend("f", 10*time.Second, "", 1)
-	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: "f"}); !r.OK {
+	if r := forceDel(t, n, "f", ""); !r.OK {
 		t.Fatalf("DEL = %+v", r)
 	}
 	if rdb.Exists(ctx, quorum.PinKey("f")).Val() != 0 {

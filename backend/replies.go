@@ -125,29 +125,51 @@ func extendReply(op quorum.Op, val any) quorum.Reply {
 	return quorum.Reply{OK: true, Each: &each}
 }
 
-// semaphoreReply reads the semaphore script's reply: {done, n, permits},
-// or for "state" {set, permits, id, slot, ms left, ...} (Pre: set; Notes:
-// the ids, their slots and their ms left, in turn).
+// semaphoreReply reads the semaphore script's reply: {done, n, permits,
+// generation}, or for "state" {set, permits, generation, id, slot, ms
+// left, ...} (Pre: set; Notes: the ids, their slots and their ms left, in
+// turn); Entry.Round: the generation.
 func semaphoreReply(op quorum.Op, val any) quorum.Reply {
-	if op.Mode != "state" {
-		v, err := ints("semaphore", val, 3)
-		if err != nil {
-			return quorum.Reply{Err: err}
-		}
-		return quorum.Reply{OK: v[0] == 1, N: v[1], Pre: v[2]}
-	}
 	res, ok := val.([]any)
-	if !ok || len(res) < 2 || (len(res)-2)%3 != 0 {
+	if op.Mode != "state" {
+		if !ok || len(res) != 4 {
+			return quorum.Reply{Err: fmt.Errorf("unexpected reply to the semaphore script: %v", val)}
+		}
+		v, err := ints("semaphore", res[:3], 3)
+		g, ok := res[3].(string)
+		if err != nil || !ok {
+			return quorum.Reply{Err: fmt.Errorf("unexpected reply to the semaphore script: %v", val)}
+		}
+		return quorum.Reply{OK: v[0] == 1, N: v[1], Pre: v[2], Entry: quorum.Entry{Round: g}}
+	}
+	if !ok || len(res) < 3 || (len(res)-3)%3 != 0 {
 		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the semaphore script: %v", val)}
 	}
 	set, _ := res[0].(int64)
 	p, _ := res[1].(int64)
-	held := make([]string, 0, len(res)-2)
-	for i := 2; i < len(res); i += 3 {
+	g, _ := res[2].(string)
+	held := make([]string, 0, len(res)-3)
+	for i := 3; i < len(res); i += 3 {
 		id, _ := res[i].(string)
 		slot, _ := res[i+1].(int64)
 		ms, _ := res[i+2].(int64)
 		held = append(held, id, strconv.FormatInt(slot, 10), strconv.FormatInt(ms, 10))
 	}
-	return quorum.Reply{OK: true, N: p, Pre: set, Notes: &held}
+	return quorum.Reply{OK: true, N: p, Pre: set, Notes: &held, Entry: quorum.Entry{Round: g}}
+}
+
+// printReply reads del.lua's print step: {exists, print, the semaphore's
+// generation}.
+func printReply(val any) quorum.Reply {
+	res, ok := val.([]any)
+	if !ok || len(res) != 3 {
+		return quorum.Reply{Err: fmt.Errorf("unexpected reply to the print script: %v", val)}
+	}
+	exists, _ := res[0].(int64)
+	print, ok := res[1].(string)
+	if !ok {
+		return quorum.Reply{Err: fmt.Errorf("unexpected print in the print script's reply: %v", res[1])}
+	}
+	g, _ := res[2].(string)
+	return quorum.Reply{OK: true, Entry: quorum.Entry{Found: exists == 1, Value: print, Round: g}}
 }

@@ -75,10 +75,10 @@ func TestRWLockAgainstRedis(t *testing.T) {
 	if r := acquire("d:1", "read", 5*time.Second); !r.OK {
 		t.Fatalf("another reader beside the former writer's read = %+v", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: key, Mode: "write"}); r.OK {
+	if r := forceDel(t, n, key, "write"); r.OK {
 		t.Fatal("forceUnlock of the write lock deleted a read lock")
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: key, Mode: "read"}); !r.OK || c.Exists(ctx, key, quorum.HoldersKey(key)).Val() != 0 {
+	if r := forceDel(t, n, key, "read"); !r.OK || c.Exists(ctx, key, quorum.HoldersKey(key)).Val() != 0 {
 		t.Fatalf("forceUnlock of the read lock = %+v, or it left the hash or its holders", r)
 	}
 	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "plain", Value: "e:1", TTL: 5 * time.Second, Round: "r"}); !r.OK {

@@ -55,6 +55,8 @@ var (
 	setXXLua string
 	//go:embed scripts/del.lua
 	delLua string
+	//go:embed scripts/print.lua
+	printLua string // the prelude (after the hash prelude) of the scripts that act on a lock whoever holds it: its print
 	//go:embed scripts/unmark.lua
 	unmarkLua string
 	//go:embed scripts/record.lua
@@ -85,6 +87,7 @@ var (
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
 	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix = %q\n", quorum.HoldersKey("")) + rwLockLua
+	printPrelude       = hashPrelude + fmt.Sprintf("local printPrefixes = {%q, %q, %q}\n", quorum.HoldersKey(""), semP, semLeaseP) + printLua
 	acquireScript      = newScript(lapsedLua + noteAfterLua + acquireLua)
 	queueScript        = newScript(lapsedLua + queueLua)
 	queueBeatsScript   = newScript(lapsedLua + queueBeatsLua)
@@ -98,14 +101,14 @@ var (
 	hashAcquireScript  = newScript(hashPrelude + lapsedLua + hashAcquireLua)
 	hashReleaseScript  = newScript(hashPrelude + hashReleaseLua)
 	hashExtendScript   = newScript(hashPrelude + hashExtendLua)
-	hashLeaseScript    = newScript(hashPrelude + hashLeaseLua)
+	hashLeaseScript    = newScript(printPrelude + hashLeaseLua)
 	hashUnholdScript   = newScript(hashPrelude + hashUnholdLua)
 	hashSetHoldsScript = newScript(hashPrelude + hashSetHoldsLua)
 	hashGetScript      = newScript(hashPrelude + hashGetLua)
 	raiseScript        = newScript(tokenPartLua + raiseLua)
-	setXXScript        = newScript(noteAfterLua + noteLeadLua + setXXLua)
+	setXXScript        = newScript(printPrelude + noteLeadLua + setXXLua)
 	recordScript       = redis.NewScript(recordLua)
-	delScript          = newScript(hashPrelude + fmt.Sprintf("local semKeys = {%q, %q, %q, %d}\n", semP, semLeaseP, semGoneP, quorum.SemaphoreGoneTTL.Milliseconds()) + delLua)
+	delScript          = newScript(printPrelude + fmt.Sprintf("local semKeys = {%q, %q, %q, %d}\n", semP, semLeaseP, semGoneP, quorum.SemaphoreGoneTTL.Milliseconds()) + delLua)
 	unmarkScript       = newScript(unmarkLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)

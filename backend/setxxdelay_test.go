@@ -18,7 +18,7 @@ func TestOverwriteBySameValueKeepsTheLockDelay(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "s", TTL: 10 * time.Second, Round: "r1", Pad: 10 * time.Millisecond, AuxTTL: 5 * time.Second}); !r.OK || r.Err != nil {
 		t.Fatalf("SetNX = %+v", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "s", TTL: 20 * time.Second, Round: "r2", Pad: 10 * time.Millisecond}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "s", TTL: 20 * time.Second, Round: "r2", Pad: 10 * time.Millisecond}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX = %+v", r)
 	}
 	c := s.Client()
@@ -47,7 +47,7 @@ func TestOverwriteByAnotherValueHasTheLockDelay(t *testing.T) {
 	}
 	for i, ifEq := range []string{"", "t"} { // an overwrite, then a compare-and-set of its value
 		value := []string{"t", "u"}[i]
-		if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: value, IfEq: ifEq, TTL: 20 * time.Second, Round: "r2", Pad: 10 * time.Millisecond, AuxTTL: 3 * time.Second}); !r.OK {
+		if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: value, IfEq: ifEq, TTL: 20 * time.Second, Round: "r2", Pad: 10 * time.Millisecond, AuxTTL: 3 * time.Second}); !r.OK {
 			t.Fatalf("SetXX %s = %+v", value, r)
 		}
 		at := c.Do(ctx, "PEXPIRETIME", "k").Val().(int64)
@@ -72,26 +72,26 @@ func TestOverwritePinAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "r1~", Pad: 7 * time.Millisecond}); !r.OK {
 		t.Fatalf("SetNX = %+v", r)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r1~"}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r1~"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX from the booking connection = %+v", r)
 	}
 	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 0 {
 		t.Error("SET XX from the booking connection (its round r1~ named) pinned the lock: its close would not release it")
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r0~"}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond, Aux: "r0~"}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX from a connection whose booking is stale = %+v", r)
 	}
 	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 1 {
 		t.Error("SET XX from a connection whose booked round the note no longer names pinned nothing: the lock's current session's close would release it")
 	}
 	rdb.Del(ctx, quorum.PinKey("k"))
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK || r.Err != nil {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 20 * time.Second, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK || r.Err != nil {
 		t.Fatalf("SetXX = %+v", r)
 	}
 	if pin, ttl := rdb.Get(ctx, quorum.PinKey("k")).Val(), rdb.PTTL(ctx, quorum.PinKey("k")).Val(); pin != "me" || ttl < 19*time.Second || ttl > 20*time.Second {
 		t.Errorf("pin after SET XX by the holder's value = %q for %v; want \"me\" for the 20 s promised", pin, ttl)
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 100 * time.Millisecond, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "me", TTL: 100 * time.Millisecond, Round: "r2", Pad: 7 * time.Millisecond}); !r.OK {
 		t.Fatalf("a shorter SetXX = %+v", r)
 	}
 	if ttl := rdb.PTTL(ctx, "k").Val(); ttl < 19*time.Second {
@@ -106,14 +106,14 @@ func TestOverwritePinAgainstRedis(t *testing.T) {
 	if r := do(t, n, quorum.Op{Kind: quorum.OpUndo, Key: "k", Value: "me", Round: "r1~"}); r.OK {
 		t.Error("the rollback of the acquire deleted a lock SET XX promised 20 s")
 	}
-	if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "other", TTL: 5 * time.Second, Round: "r3"}); !r.OK {
+	if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: "k", Value: "other", TTL: 5 * time.Second, Round: "r3"}); !r.OK {
 		t.Fatalf("SetXX with another value = %+v", r)
 	}
 	if rdb.Exists(ctx, quorum.PinKey("k")).Val() != 0 {
 		t.Fatal("an overwrite with another value left the old value's pin")
 	}
 	// The old value's later lock is released at its close as usual.
-	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: "k"}); !r.OK {
+	if r := forceDel(t, n, "k", ""); !r.OK {
 		t.Fatalf("Del = %+v", r)
 	}
 	if r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "me", TTL: 5 * time.Second, Round: "r4~"}); !r.OK {

@@ -67,7 +67,7 @@ func TestStalledServerKeepsEachLeadExact(t *testing.T) {
 				t.Fatalf("op %d: SetNX = %+v", i, r)
 			}
 			check(i, "acquire", key, delay)
-			if r := do(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: key, Value: "w", TTL: ttl, Round: round, Pad: pad}); !r.OK {
+			if r := doFenced(t, n, quorum.Op{Kind: quorum.OpSetXX, Key: key, Value: "w", TTL: ttl, Round: round, Pad: pad}); !r.OK {
 				t.Fatalf("op %d: SetXX = %+v", i, r)
 			}
 			check(i, "SET XX of another value", key, 0)

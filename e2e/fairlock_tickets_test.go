@@ -16,6 +16,7 @@ import (
 // down, a waiter that queued after it was granted first. Tickets are now
 // at least the time in µs: never the one it left.
 func TestFairLockLeftPlaceIsNotTheNewOne(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 3, nil)
 	c := h.Client()
 	const name, lease = "fair:{reuse}", 60000

@@ -24,6 +24,7 @@ import (
 // A third client then gets the one permit while X's holder is inside its
 // window: two holders of one permit.
 func TestReview98RefusedAcquireFreesAHeldPermit(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, nil)
 	s := &r98Sem{t: t, c: h.Client(), name: "r98:reacquire"}
 	s.mustTrySet(1)
@@ -53,6 +54,7 @@ func TestReview98RefusedAcquireFreesAHeldPermit(t *testing.T) {
 // design's rule: a rollback removes only what its own round wrote and
 // nobody has re-confirmed.)
 func TestReview98FailedAcquireOfAHeldIDFreesIt(t *testing.T) {
+	sleepBound(t)
 	e, s0, s1 := r98Replicas(t, "r98:retry")
 	s0.mustTrySet(1)
 	x, y := r98ID(), r98ID()
@@ -85,6 +87,7 @@ func TestReview98FailedAcquireOfAHeldIDFreesIt(t *testing.T) {
 // contract now, and what must hold is that nobody gets the permit inside
 // the shorter window.
 func TestReview98FailedShorteningUpdateLeaseTime(t *testing.T) {
+	sleepBound(t)
 	h := harness.New(t, 5, nil)
 	s := &r98Sem{t: t, c: h.Client(), name: "r98:shorten"}
 	s.mustTrySet(1)
@@ -189,6 +192,7 @@ func r98Dump(t *testing.T, e *faultEnv, name string) string {
 // The give-back then frees D; X's first lease lapses on A. Y and Z are
 // both granted while X's extended window runs: three holders, 2 permits.
 func TestReview98UpdateLeaseTimeCountsAnotherSlot(t *testing.T) {
+	sleepBound(t)
 	e := newFaultEnv(t)
 	// A round waits up to half a lease for a backend (1s at most), as the
 	// harness's tests do: the give-back of X's other slot runs once the
@@ -261,6 +265,7 @@ func TestReview98UpdateLeaseTimeCountsAnotherSlot(t *testing.T) {
 // for good (Redisson's acquire() waits forever), though no client changed
 // it.
 func TestReview98RollingRestartLosesThePermits(t *testing.T) {
+	sleepBound(t)
 	e := newFaultEnv(t)
 	addrs, _ := e.replicas(t, nil, nil)
 	c := redis.NewClient(&redis.Options{Addr: addrs[0], MaxRetries: -1, ReadTimeout: 10 * time.Second})
@@ -293,6 +298,7 @@ func TestReview98RollingRestartLosesThePermits(t *testing.T) {
 // granted. A second client is then granted the one permit inside X's
 // window.
 func TestReview98RetryAcrossReplicasLosesThePermit(t *testing.T) {
+	sleepBound(t)
 	e, s0, s1 := r98Replicas(t, "r98:retry2")
 	s1.mustTrySet(1)
 	x, y := r98ID(), r98ID()
@@ -318,6 +324,7 @@ func TestReview98RetryAcrossReplicasLosesThePermit(t *testing.T) {
 // Until X's window ends no other id may be granted: the restarted three
 // are in quarantine.
 func TestReview98RestartedMajorityQuarantined(t *testing.T) {
+	sleepBound(t)
 	e := newFaultEnv(t)
 	addrs, _ := e.replicas(t, nil, nil)
 	c := redis.NewClient(&redis.Options{Addr: addrs[0], MaxRetries: -1, ReadTimeout: 10 * time.Second})

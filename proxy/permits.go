@@ -84,9 +84,8 @@ func (s *Server) permits(c *request, o operands) {
 		if !ok {
 			return
 		}
-		stamp, _ := strconv.ParseInt(string(o.argv[2]), 10, 64) // permitLeaseOf read it
 		start := time.Now()
-		g, err := s.engine.ExtendPermit(c.ctx, o.key, string(o.argv[0]), lease, stamp)
+		g, err := s.engine.ExtendPermit(c.ctx, o.key, string(o.argv[0]), lease)
 		s.track(c, kindExtend, start, g, err)
 		s.writeYesNo(c, err)
 	}

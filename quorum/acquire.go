@@ -165,12 +165,10 @@ func (e *Engine) ExtendRound(ctx context.Context, key, value string, ttl time.Du
 // value, it keeps its round (and session) and pins its promise as Extend
 // does, unless the lock's note names booked (the round the sending
 // connection booked, "" when none): then the overwrite is that session's
-// own, released at its close as ExtendRound's extend is.
+// own, released at its close as ExtendRound's extend is. It acts only on
+// the lock a first round read (whoeverHolds).
 func (e *Engine) Overwrite(ctx context.Context, key, value string, ttl time.Duration, booked string) (Grant, error) {
-	if err := reservedKey(key); err != nil {
-		return Grant{}, err
-	}
-	return e.extend(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), Aux: booked, AuxTTL: e.opts.LockDelay}, ttl)
+	return e.whoeverHolds(ctx, Op{Kind: OpSetXX, Key: key, Value: value, Round: e.newRoundID(), Aux: booked, AuxTTL: e.opts.LockDelay}, ttl)
 }
 
 // OverwriteIfEq sets key to value with ttl (padded) on every node where

@@ -46,6 +46,11 @@
 // BoundMark; Read reads the notes, so every replica tells such a lock
 // (Entry.Bound) from the round its holders carry.
 //
+// A force release (DEL) deletes whoever holds the lock, so it has no round
+// of its own to compare: it reads each node's print of the key first and
+// deletes only what still prints so (forcerelease.go); a late copy never
+// deletes a grant made after it was answered.
+//
 // # Extend
 //
 // An extend succeeds on a node only while the holder's window is open

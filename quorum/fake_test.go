@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -54,6 +55,15 @@ type fakeEntry struct {
 	token     int64    // the fencing token noted beside a fenced string lock
 	note      NoteKind // how that token was given
 	tentative bool     // the token was noted by a first raise, not made final yet
+}
+
+// printLocked is OpPrint's digest of key's lock: "" when none is there.
+func (f *fakeNode) printLocked(key string) string {
+	e, ok := f.data[key]
+	if !ok || time.Now().After(e.expiry) {
+		return ""
+	}
+	return fmt.Sprintf("%s|%d|%s|%d", e.value, e.holds, e.round, e.expiry.UnixNano())
 }
 
 func newFake(name string) *fakeNode {
@@ -206,7 +216,7 @@ func (f *fakeNode) callCount(op string) int {
 	return f.calls[op]
 }
 
-var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del",
+var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del", OpPrint: "print",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
 	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach", OpHashLease: "hashlease",
 	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue", OpUnmark: "unmark"}
@@ -343,11 +353,18 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 			entry.Tentative = e.tentative // counts only beside the same token final
 		}
 		return Reply{OK: true, Entry: entry}
+	case OpPrint:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return Reply{OK: true, Entry: Entry{Found: held, Value: f.printLocked(op.Key)}}
 	case OpDel:
 		f.mu.Lock()
+		defer f.mu.Unlock()
+		if p := f.printLocked(op.Key); p != "" && !slices.Contains(strings.Fields(op.Value), p) {
+			return Reply{N: -1} // another lock is there now
+		}
 		delete(f.data, op.Key)
 		delete(f.data, PinKey(op.Key))
-		f.mu.Unlock()
 		return Reply{OK: held}
 	}
 	return f.applyHash(op, v, held)

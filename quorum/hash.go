@@ -206,10 +206,14 @@ const (
 // (LeaseMax, LeaseSet, LeaseMin) on every node where it is a lock, whoever
 // holds it: RedissonMultiLock's lease, sent after it took its members,
 // names no owner. ErrNotHeld when a quorum did not set it. Extend's other
-// rules.
+// rules. One that may shorten the lock is a force release: it acts only on
+// the lock a first round read (whoeverHolds).
 func (e *Engine) LeaseHash(ctx context.Context, key string, ttl time.Duration, how int64) (Grant, error) {
 	if err := reservedKey(key); err != nil {
 		return Grant{}, err
+	}
+	if how != LeaseMax { // it may shorten a lock: only the lock read (whoeverHolds)
+		return e.whoeverHolds(ctx, Op{Kind: OpHashLease, Key: key, N: how}, ttl)
 	}
 	return e.extend(ctx, Op{Kind: OpHashLease, Key: key, N: how}, ttl)
 }

@@ -51,8 +51,9 @@ func SemaphoreKey(name string) string      { return InternalPrefix + "sem:" + na
 func SemaphoreLeaseKey(name string) string { return InternalPrefix + "seml:" + name }
 
 // SemaphoreGoneKey is semaphore name's tombstone, while a DEL of it is
-// recent (SemaphoreGoneTTL): a repair of its number of permits, sent by a
-// read that saw it before the DEL, lands as nothing.
+// recent (SemaphoreGoneTTL): the generations of its number the DEL read. A
+// repair of one of them, sent by a read that saw it before the DEL, lands
+// as nothing; a number set again since (a new generation) is repaired.
 func SemaphoreGoneKey(name string) string { return InternalPrefix + "semx:" + name }
 
 // SemaphoreGoneTTL outlives any repair still in flight when a DEL lands.

@@ -90,7 +90,7 @@ const (
 	OpPExpireIfEq                   // set Key's TTL (never shorter for a lock a session renews: BoundMark, SessionMark) if it holds Value and the holder's window is open (with a Round, only where the lock's note names it; with N 1, also pin the promise, PinKey); OK: done
 	OpUndo                          // delete Key if it holds Value written by Round and no extend pinned it (a rollback); OK: deleted
 	OpRead                          // Key's value and TTL in one snapshot: Entry (with Token, the token noted beside a fenced lock)
-	OpDel                           // delete Key whatever it holds; OK: it existed
+	OpDel                           // force release: delete Key (and its note, pin, holders, semaphore) where its print (OpPrint) is one of Value's, space separated; OK: it existed, N -1: something else is there now
 	OpSetXX                         // overwrite lock Key (a string with a TTL) with Value, TTL (with IfEq: only where Key holds IfEq); the same value keeps the round and pins (PinKey) for TTL unless the note names Aux (the sender's booked round), another drops the pin; OK: done
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
@@ -130,11 +130,16 @@ const (
 	// else N the ms until the first permit held there lapses, -1 none),
 	// "undo" (Round: only the permit that round gave; OK: freed), "drop"
 	// (OK: it was held; N the permits not held now), "lease" (TTL; OK: it
-	// was held, N its slot; N: the client's clock), "init"
+	// was held, N its slot; N: the update's version, landing only past
+	// the node's last, else N -1), "ver" (OK: held; N: the version of
+	// id's last lease update), "init"
 	// (N, where none is; OK: done, N the permits now), "repair" (N: init unless a DEL is
 	// recent), "state" (N: the permits; Pre: 1 when they were set;
 	// Notes: each held id, its slot and its ms left, in turn). Pre, but for
-	// "state": the node's permits.
+	// "state": the node's permits; Entry.Round: the node's generation
+	// of the number (the Round of the "init" that set it, which "init" and
+	// "repair" carry; a DEL's tombstone lists those it read, and no
+	// "repair" of them lands while it lasts).
 	OpSemaphore
 
 	// OpReattach (a holder's LOCK.ACQUIRE ... SESSION) is OpPExpireIfEq
@@ -157,6 +162,17 @@ const (
 	// (the lock-delay of a lock whose release had not succeeded yet).
 	// OK: removed.
 	OpUnmark
+
+	// OpPrint is a force release's first step: Entry.Value is a digest of
+	// what a DEL of Key (Mode as OpDel's) would delete there now, each key's
+	// type, content and expiry time ("": nothing); Entry.Found: the lock or
+	// semaphore itself exists; Entry.Round: the semaphore's generation
+	// (OpSemaphore), which OpDel's Aux lists (space separated) for its
+	// tombstone. Writes nothing but what reading a
+	// read-write lock settles (its lapsed holders). A new grant of the key
+	// prints differently (its round, content or expiry), so a late copy of
+	// an OpDel never deletes a grant made after its read.
+	OpPrint
 )
 
 // Op is one single-node operation.
@@ -193,6 +209,9 @@ type Op struct {
 	IfEq string
 	// Mark is an OpDelIfEq's release id: where the lock's note outlives
 	// it, the note is kept, marked with it, until the release succeeded.
+	// An OpSetXX's without IfEq, or an OpHashLease's that may shorten, is
+	// the prints a first round read (OpPrint, space separated): it lands
+	// only where the lock still prints as one of them.
 	Mark string
 	// Mode makes a hash lock op one of a read-write lock's (Redisson's
 	// RReadWriteLock): "read" or "write". A node tells a read-write lock by

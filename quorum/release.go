@@ -247,34 +247,3 @@ func (e *Engine) trustedAbsent(t *round) int {
 	}
 	return n
 }
-
-// ForceRelease deletes key on every node whatever it holds (DEL). It reports
-// whether key existed on a quorum. It waits for every node, and fails with
-// ErrNoQuorum when fewer than Q answered.
-func (e *Engine) ForceRelease(ctx context.Context, key string) (bool, error) {
-	return e.forceRelease(ctx, key, "")
-}
-
-// ForceReleaseRW deletes read-write lock key (AcquireRW) where it is read
-// (or written), as ForceRelease does: Redisson's forceUnlock of a
-// readLock() or writeLock().
-func (e *Engine) ForceReleaseRW(ctx context.Context, key string, write bool) (bool, error) {
-	return e.forceRelease(ctx, key, rwMode(write))
-}
-
-func (e *Engine) forceRelease(ctx context.Context, key, mode string) (bool, error) {
-	if err := reservedKey(key); err != nil {
-		return false, err
-	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	t := e.start(nil, Op{Kind: OpDel, Key: key, Mode: mode}, e.opts.NodeTimeout, false)
-	t.drain()
-	if t.nYes+t.nNo < e.quorum {
-		rerr := t.roundError(RoundDelete, ErrNoQuorum)
-		rerr.Votes = t.nYes + t.nNo
-		return false, rerr
-	}
-	return t.nYes >= e.quorum, nil
-}

@@ -27,11 +27,12 @@ import (
 // round gave (a node refuses an id it holds already, as SET NX does: a
 // retry through another replica keeps what it won), a lease update counts
 // only a quorum holding the id in one slot and pins it there (no rollback
-// frees it after), and a shorter lease lands only where it is newer (the
-// client's clock) than the last update. The number of permits is put back
-// on a node that answers none while a quorum has it (but for a recent
-// DEL), and set only where none is (InitPermits): a change over it that
-// failed could land late, over a later one, after grants counted on it.
+// frees it after), and a lease update lands only where it is newer (a
+// version one past the highest a quorum has) than the last one. The
+// number of permits is put back on a node that answers none while a
+// quorum has it (but not a generation of it a recent DEL read), and set
+// only where none is (InitPermits): a change over it that failed could
+// land late, over a later one, after grants counted on it.
 // Not in model/*.pml; e2e fault suite's permit rows,
 // permits_review*_test.go.
 
@@ -198,16 +199,22 @@ func (e *Engine) ReleasePermit(ctx context.Context, name, id string) (free int64
 // slot (theirs not yet given back) hold no permit a quorum agrees on. It
 // pins the permit where it lands: no rollback of the acquire that gave it
 // frees it there (a failed try's, whose retry through another replica won
-// it). A shorter lease (Redisson's updateLeaseTime) is set only where its
-// stamp (the client's clock) is past the last update's, so a late copy of
-// an earlier update never undoes a later one; a shortening that fails may
-// have shortened it on some nodes, as a release that fails may have
-// released it.
-func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration, stamp int64) (Grant, error) {
+// it). Updates are ordered by version: each reads the highest version of
+// id's updates a quorum has (permitVersion) and lands, one past it, only
+// where it is past the node's last; an update answered before another was
+// sent is read by it, so a late copy of an earlier update (a shortening)
+// never undoes a later one, whatever the clients' clocks say. A
+// shortening that fails may have shortened it on some nodes, as a release
+// that fails may have released it.
+func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Duration) (Grant, error) {
 	if err := reservedKey(name); err != nil {
 		return Grant{}, err
 	}
-	r, err := e.startTimed(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id, N: stamp}, ttl)
+	v, err := e.permitVersion(ctx, name, id)
+	if err != nil {
+		return Grant{}, err
+	}
+	r, err := e.startTimed(ctx, Op{Kind: OpSemaphore, Mode: "lease", Key: name, Value: id, N: v + 1}, ttl)
 	if err != nil {
 		return Grant{}, err
 	}
@@ -228,16 +235,41 @@ func (e *Engine) ExtendPermit(ctx context.Context, name, id string, ttl time.Dur
 	return Grant{}, rerr
 }
 
+// permitVersion is the highest version of id's lease updates that the
+// first Q nodes to answer have (0: none yet): any update answered by a
+// quorum is among them.
+func (e *Engine) permitVersion(ctx context.Context, name, id string) (int64, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "ver", Key: name, Value: id}, e.opts.NodeTimeout, false)
+	t.drainUntil(func() bool { return t.nYes+t.nNo >= e.quorum })
+	if t.nYes+t.nNo < e.quorum {
+		rerr := t.roundError(RoundExtend, ErrNoQuorum)
+		rerr.Votes = t.nYes + t.nNo
+		return 0, rerr
+	}
+	var v int64
+	for j, vote := range t.votes {
+		if vote == yes || vote == no {
+			v = max(v, t.replies[j].N)
+		}
+	}
+	return v, nil
+}
+
 // repairPermits puts semaphore name's number of permits back on the nodes
 // of round t that answered none (restarted empty) while the number a
 // quorum has (the Q-th largest answered) is more: in the background, and
-// only where none is set (a trySetPermits of the moment wins) and no DEL of
-// the semaphore is recent (SemaphoreGoneKey: a repair sent by a read that
-// saw it before the DEL lands as nothing). Each answer carries the node's
+// only where none is set (a trySetPermits of the moment wins) and no recent
+// DEL of the semaphore read its generation (SemaphoreGoneKey: a repair
+// sent by a read that saw it before the DEL lands as nothing; a number set
+// again since, by a trySetPermits that missed the node, is repaired). Each answer carries the node's
 // number in Pre, a read's in N (state).
 func (e *Engine) repairPermits(name string, t *round, state bool) {
 	var counts []int64
 	var bare []int
+	gens := map[int64][]string{} // each count's generations, as answered
 	for j, rep := range t.replies {
 		if t.votes[j] == failed || t.votes[j] == skipped || t.votes[j] == pending || rep.Err != nil {
 			continue
@@ -247,6 +279,7 @@ func (e *Engine) repairPermits(name string, t *round, state bool) {
 			n = rep.N
 		}
 		counts = append(counts, n)
+		gens[n] = append(gens[n], rep.Entry.Round)
 		if n == 0 {
 			bare = append(bare, t.idx[j])
 		}
@@ -256,10 +289,31 @@ func (e *Engine) repairPermits(name string, t *round, state bool) {
 	}
 	slices.Sort(counts)
 	if p := counts[len(counts)-e.quorum]; p > 0 {
+		g := commonGeneration(gens, p)
 		e.monitors.Go(func() {
-			e.start(bare, Op{Kind: OpSemaphore, Mode: "repair", Key: name, N: p}, e.opts.NodeTimeout, false).drain()
+			e.start(bare, Op{Kind: OpSemaphore, Mode: "repair", Key: name, N: p, Round: g}, e.opts.NodeTimeout, false).drain()
 		})
 	}
+}
+
+// commonGeneration is the generation most of the nodes with at least p
+// permits answered: the repair carries it, and lands nowhere a recent DEL
+// read it.
+func commonGeneration(gens map[int64][]string, p int64) string {
+	seen := map[string]int{}
+	best := ""
+	for n, gs := range gens {
+		if n < p {
+			continue
+		}
+		for _, g := range gs {
+			seen[g]++
+			if seen[g] > seen[best] || seen[g] == seen[best] && g < best {
+				best = g
+			}
+		}
+	}
+	return best
 }
 
 // InitPermits sets semaphore name's number of permits to n where none is
@@ -283,7 +337,7 @@ func (e *Engine) InitPermits(ctx context.Context, name string, n int64) (bool, e
 	} else if p.Set {
 		return false, nil
 	}
-	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "init", Key: name, N: n}, e.opts.NodeTimeout, true)
+	t := e.start(nil, Op{Kind: OpSemaphore, Mode: "init", Key: name, N: n, Round: e.newRoundID()}, e.opts.NodeTimeout, true)
 	t.drain()
 	switch {
 	case t.nYes >= e.quorum:

@@ -67,7 +67,9 @@ func TestReusedTimerDrainAfterEarlyCollect(t *testing.T) {
 		if r.arrived != 5 || r.nYes != 5 {
 			t.Fatalf("drain returned after %v with arrived=%d nYes=%d votes=%v errs=%v", time.Since(t0), r.arrived, r.nYes, r.votes, r.errs)
 		}
-		e.start(nil, Op{Kind: OpDel, Key: "k"}, time.Second, false).drain()
+		if _, err := e.ForceRelease(context.Background(), "k"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

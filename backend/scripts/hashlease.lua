@@ -6,8 +6,11 @@
 -- shorter (PEXPIRE's LT). Only a hash with a TTL (a Redisson lock) is touched. Its note KEYS[2]
 -- (a lock-delay) follows the TTL set (hashnote.lua).
 -- A read-write lock (rwlock.lua) has each holder's window set so.
+-- With "set" or "min", ARGV[3] is the prints (KEYS[3], the lock's pin, is printed) a quorum read just before (print.lua): the TTL
+-- is set only where the lock still prints as one of them, so a late copy never shortens a lock
+-- taken since by another client.
 -- Returns 1 when the lock is there and its TTL was set or already as asked; else 0.
-if redis.call("TYPE", KEYS[1])["ok"] ~= "hash" then
+if redis.call("TYPE", KEYS[1])["ok"] ~= "hash" or ARGV[2] ~= "max" and not printIn(lockPrint(), ARGV[3]) then
   return 0
 end
 if rwMode(KEYS[1]) then

@@ -15,9 +15,12 @@
 -- Only a string with a TTL is a lock: any other key is left alone. With ARGV[6] (not ""), only
 -- a lock holding ARGV[6] is overwritten (compare-and-set). An overwrite with another value is a
 -- new holder's lock: its note outlives it by ARGV[7] ms (its lock-delay, as acquire.lua's).
+-- Without ARGV[6], ARGV[8] is the prints a quorum read just before (print.lua): a lock is
+-- overwritten only where it still prints as one of them, so a late copy never overwrites a
+-- lock taken since by another client.
 -- Returns 1 when overwritten, else 0.
 if redis.call("TYPE", KEYS[1])["ok"] == "string" and redis.call("PTTL", KEYS[1]) > 0
-    and (ARGV[6] == "" or redis.call("GET", KEYS[1]) == ARGV[6]) then
+    and (ARGV[6] == "" and printIn(lockPrint(), ARGV[8]) or ARGV[6] ~= "" and redis.call("GET", KEYS[1]) == ARGV[6]) then
   local note, delay, base, same = ARGV[3] .. " " .. ARGV[4], 0, nil, redis.call("GET", KEYS[1]) == ARGV[1]
   local ms, renewed, noteRound = tonumber(ARGV[2]), false, nil
   if same then
