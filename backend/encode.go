@@ -38,4 +38,5 @@ var (
 	semP        = quorum.SemaphoreKey("")
 	semLeaseP   = quorum.SemaphoreLeaseKey("")
 	semGoneP    = quorum.SemaphoreGoneKey("")
+	stampP      = quorum.GrantStampKey("")
 )

@@ -86,8 +86,8 @@ var (
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
 
-	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix = %q\n", quorum.HoldersKey("")) + rwLockLua
-	printPrelude       = hashPrelude + fmt.Sprintf("local printPrefixes = {%q, %q, %q}\n", quorum.HoldersKey(""), semP, semLeaseP) + printLua
+	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix, stampPrefix = %q, %q\n", quorum.HoldersKey(""), stampP) + rwLockLua
+	printPrelude       = hashPrelude + fmt.Sprintf("local printPrefixes = {%q, %q, %q, %q}\n", quorum.HoldersKey(""), semP, semLeaseP, stampP) + printLua
 	acquireScript      = newScript(lapsedLua + noteAfterLua + acquireLua)
 	queueScript        = newScript(lapsedLua + queueLua)
 	queueBeatsScript   = newScript(lapsedLua + queueBeatsLua)

@@ -65,8 +65,9 @@ func TestNothingReachesBackends(t *testing.T) {
 			case !strings.HasPrefix(line, "cmdstat_"):
 			case name == "info", name == "config|get", name == "config|resetstat", name == "get", name == "ttl",
 				name == "dbsize", name == "set", name == "ping", name == "hello", name == "client|setinfo",
-				name == "evalsha", name == "eval", name == "type", name == "pttl", name == "mget", name == "keys":
-				// the health monitor's and this test's own
+				name == "evalsha", name == "eval", name == "type", name == "pttl", name == "mget", name == "keys",
+				name == "exists", name == "hget", name == "hmget", name == "pexpiretime":
+				// the health monitor's and this test's own; the reads of SET XX's first round (print.lua)
 			default:
 				t.Errorf("backend %s ran %s", b.Addr, line)
 			}

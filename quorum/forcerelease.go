@@ -128,11 +128,15 @@ func (e *Engine) whoeverHolds(ctx context.Context, op Op, ttl time.Duration) (Gr
 	return e.extend(ctx, op, ttl)
 }
 
-// printsOf is the distinct prints the nodes of OpPrint round t answered in
-// time ("" left out: nothing there), and the semaphore generations.
+// printsOf is the distinct prints the nodes of OpPrint round t answered,
+// in time or late but before the round gave up on them ("" left out:
+// nothing there), and the semaphore generations. A node that never
+// answered is not deleted (nothing it holds is known): its lock lapses
+// with its TTL, a semaphore's number stays there (a minority's number
+// grants nothing) until a later DEL reaches it.
 func printsOf(t *round) (prints, gens []string) {
-	for j, v := range t.votes {
-		if v != yes {
+	for j := range t.votes {
+		if t.replies[j].Err != nil {
 			continue
 		}
 		if p := t.replies[j].Entry.Value; p != "" && !slices.Contains(prints, p) {

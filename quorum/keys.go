@@ -59,6 +59,13 @@ func SemaphoreGoneKey(name string) string { return InternalPrefix + "semx:" + na
 // SemaphoreGoneTTL outlives any repair still in flight when a DEL lands.
 const SemaphoreGoneTTL = time.Minute
 
+// GrantStampKey holds the round of the grant that created hash lock key
+// (Redisson's layout) on a node, for the lock's first lease: a lock taken
+// again, even by the same owner and expiring on the same millisecond,
+// prints differently (OpPrint), so a late copy of a force release never
+// reaches it.
+func GrantStampKey(key string) string { return InternalPrefix + "gs:" + key }
+
 // HoldersKey is the set of holders of read-write lock key (Redisson's
 // RReadWriteLock), each with the end of its window (holder -> the
 // backend's Unix ms): readers share the lock and each one's hold expires

@@ -33,10 +33,10 @@ if not printIn(now, ARGV[1]) then
 end
 if rw ~= "" then
   rwFree(KEYS[2], RW.hs, "") -- a holder's lock-delay that runs is kept
-  redis.call("DEL", KEYS[3], RW.hs)
+  redis.call("DEL", KEYS[3], RW.hs, stampPrefix .. KEYS[1])
   return redis.call("DEL", KEYS[1])
 end
-redis.call("DEL", KEYS[2], KEYS[3], rwHoldersPrefix .. KEYS[1])
+redis.call("DEL", KEYS[2], KEYS[3], rwHoldersPrefix .. KEYS[1], stampPrefix .. KEYS[1])
 local sem = redis.call("DEL", semKeys[1] .. KEYS[1], semKeys[2] .. KEYS[1])
 if sem > 0 then
   redis.call("SET", semKeys[3] .. KEYS[1], ARGV[3], "PX", semKeys[4])

@@ -22,6 +22,8 @@
 -- its head, and leaves the queue when it holds the lock (answering its ticket in place of a
 -- token: a failed round puts it back where it was). A refused owner is told to wait at
 -- most ARGV[6] ms, and where it is queued keeps its place ARGV[6] ms beyond that wait.
+-- A grant that makes a new lock here notes its round ARGV[3] as the lock's grant stamp (print.lua)
+-- for its first lease.
 -- Returns {1, holds, token or 0} when held now, {0, pttl, ticket} when another owner holds it
 -- (or waiters queue: the queue's PTTL, a fair acquire's the lease of the waiter ahead; or a
 -- lock-delay runs: the note's PTTL); ticket is a fair acquire's owner's place, 0: not queued.
@@ -111,6 +113,9 @@ if free and mode ~= "" then
   rw = mode
 end
 local n = redis.call("HINCRBY", KEYS[1], ARGV[1], 1)
+if free then -- a new lock here: its grant's stamp, for its first lease (print.lua)
+  redis.call("SET", stampPrefix .. KEYS[1], ARGV[3], "PX", ms)
+end
 if rw then
   RW.setEnd(RW.hs, ARGV[1], ms, n == 1) -- a re-entry never ends the holder's window early
   RW.settle(KEYS[1], KEYS[2], RW.hs)

@@ -1,8 +1,9 @@
 -- Prelude of the scripts that act on a lock whoever holds it (del.lua, setxx.lua,
 -- hashlease.lua), after the hash prelude: lockPrint() is a digest of what lock KEYS[1] is now,
--- KEYS[2] its note and KEYS[3] its pin, a read-write lock's holders (rwlock.lua) and a
--- semaphore of that name (printPrefixes, which scripts.go writes before this prelude: the
--- holders', quorum.SemaphoreKey's and SemaphoreLeaseKey's); "" when none of them exists. A
+-- KEYS[2] its note and KEYS[3] its pin, a read-write lock's holders (rwlock.lua), a semaphore of
+-- that name and a hash lock's grant stamp (printPrefixes, which scripts.go writes before this
+-- prelude: the holders', quorum.SemaphoreKey's, SemaphoreLeaseKey's and GrantStampKey's: a hash
+-- lock's round is there, as a string lock's is in its note); "" when none of them exists. A
 -- read-write lock is settled first (its lapsed holders leave), as every script touching it
 -- does. It is the SHA1 of each key's type, content (a hash's fields sorted) and expiry time
 -- (PEXPIRETIME, Redis 7; before it, content only: README), so a lock taken again since (its
