@@ -103,41 +103,7 @@ func TestReview99ExtendCountsAFailedRoundsNodes(t *testing.T) {
 // later grant.)
 func TestReview99LateShorteningAfterLengthening(t *testing.T) {
 	sleepBound(t)
-	e, s0, s1 := r98Replicas(t, "r99:lateshort")
-	s0.mustTrySet(1)
-	x, y := r98ID(), r98ID()
-	s0.mustAcquire(2000, x)
-	_, _ = s1.acquired() // replica 1's links to the backends opened
-	for _, i := range []int{3, 4} {
-		e.toxicOn(0, i, "slow", "latency", "upstream", 1, `{"latency":400}`)
-	}
-	r, err := s0.updateLease(x, 1000)
-	t.Logf("updateLeaseTime(X, 1s) through replica 0 (D, E slow) = %s", r98Show(r, err))
-	if err != nil || r != int64(1) {
-		t.Skip("the shortening was not answered 1")
-	}
-	for _, i := range []int{0, 1} {
-		e.toxicOn(1, i, "drop", "timeout", "upstream", 1, `{"timeout":0}`)
-	}
-	long := time.Now()
-	r, err = s1.updateLease(x, 2900)
-	t.Logf("updateLeaseTime(X, 2.9s) through replica 1 (A, B cut off) = %s", r98Show(r, err))
-	if err != nil || r != int64(1) {
-		t.Skip("the lengthening was not answered 1")
-	}
-	time.Sleep(600 * time.Millisecond) // the shortening lands on D, E
-	e.clearToxics()
-	t.Logf("600ms after the lengthening, X's ms left per backend: %v", r99Left(e, s0.name, x))
-	if wait := time.Until(long.Add(1500 * time.Millisecond)); wait > 0 {
-		time.Sleep(wait)
-	}
-	v, err := s0.acquire(1000, y)
-	at := time.Since(long)
-	t.Logf("Y = %s, %v into X's 2.9s window", r98Show(v, err), at.Round(time.Millisecond))
-	if r98Granted(v, err) && at < 2800*time.Millisecond {
-		t.Fatalf("a 1-permit semaphore granted Y %v after updateLeaseTime(X, 2.9s) was answered 1 (X's last lease): two holders",
-			at.Round(time.Millisecond))
-	}
+	r100LateShortening(t, "r99:lateshort", func(int64) int64 { return time.Now().UnixMilli() }, "X's last lease")
 }
 
 // TestReview99DelResurrectedByRepair: DEL of a semaphore's name deletes it
