@@ -18,9 +18,9 @@ import (
 // answered by A, B, C, would keep only C), and a third client could then be
 // granted beside it. A node whose print changed between the rounds (an
 // extend, a re-entry, a new grant) is read and deleted again, up to
-// forceReleaseTries times: a lock renewed as fast as it is read is
-// reported as it was deleted (NOQUORUM when fewer than Q deleted or were
-// empty).
+// forceReleaseTries passes; a lock that changes on more than N-Q nodes in
+// each of them fails the release with NOQUORUM (fewer than Q nodes deleted
+// it or had nothing).
 
 // forceReleaseTries bounds the read-and-delete passes of one force release.
 const forceReleaseTries = 3

@@ -1,7 +1,8 @@
 -- A semaphore's permits as slots (quorum/semaphore.go): KEYS[1] a hash, field "p" the number of
--- permits, "g" the round of the trySetPermits that set it (its generation), "s<slot>" the id holding slot <slot> (0 .. p-1), "i<id>" the slot id holds, "r<id>" the
--- round that gave it ("": a lease update answered for it since: no rollback frees it), "v<id>" the
--- version of its last lease update; KEYS[2] each held id's expiry (a sorted set, in this server's
+-- permits, "g" the round of the trySetPermits that set it (its generation), "s<slot>" the id
+-- holding slot <slot> (0 .. p-1), "i<id>" the slot id holds, "r<id>" the round that gave it ("": a
+-- lease update answered for it since: no rollback frees it), "v<id>" the version of its last lease
+-- update; KEYS[2] each held id's expiry (a sorted set, in this server's
 -- ms: lapsed.lua); KEYS[3] the semaphore's tombstone while a DEL of it is recent (del.lua): the
 -- generations the DEL read, space separated, which no repair brings back.
 -- A permit is one slot, so however the nodes' answers fall, two holders of one slot never both
