@@ -181,3 +181,32 @@ func TestWhoeverHoldsOnlyWhatPrintedSo(t *testing.T) {
 		t.Fatalf("a lease of the lock as read = %+v", r)
 	}
 }
+
+// TestGrantStampTellsASameExpiryLockApart: a hash lock taken again by the
+// same owner whose TTL lands on the old lock's expiry millisecond prints
+// differently all the same (its grant's stamp names its round), so a late
+// delete of the old lock leaves it.
+func TestGrantStampTellsASameExpiryLockApart(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n := newNode(t, s)
+	rdb := s.Client()
+	ctx := context.Background()
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "h", Value: "o:1", TTL: 5 * time.Second, Round: "r1"}); !r.OK {
+		t.Fatalf("hash acquire = %+v", r)
+	}
+	at := rdb.Do(ctx, "PEXPIRETIME", "h").Val().(int64)
+	old := do(t, n, quorum.Op{Kind: quorum.OpPrint, Key: "h"}).Entry.Value
+	forceDel(t, n, "h", "")
+	if r := do(t, n, quorum.Op{Kind: quorum.OpHashAcquire, Key: "h", Value: "o:1", TTL: 5 * time.Second, Round: "r2"}); !r.OK {
+		t.Fatalf("hash acquire = %+v", r)
+	}
+	for _, k := range []string{"h", quorum.GrantStampKey("h")} { // the old lock's expiry, to the millisecond
+		rdb.Do(ctx, "PEXPIREAT", k, at)
+	}
+	if r := do(t, n, quorum.Op{Kind: quorum.OpDel, Key: "h", Value: old}); r.OK || r.N != -1 {
+		t.Fatalf("a late delete of the old lock = %+v; want -1, the new lock left", r)
+	}
+	if rdb.Exists(ctx, "h").Val() != 1 {
+		t.Fatal("the new lock was deleted")
+	}
+}

@@ -24,11 +24,6 @@ func TestLateDelNeverWipesALaterGrant(t *testing.T) {
 	sleepBound(t)
 	e, addrs, c := lateReplicas(t)
 	ctx, key := context.Background(), "latedel:k"
-	for _, cl := range c { // links opened, the scripts loaded on every backend
-		if err := cl.Del(ctx, "latedel:other").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	set := lateFirstHolder(t, c[0], key)
 	for _, i := range []int{3, 4} {
 		e.toxicOn(1, i, "slow", "latency", "upstream", 1, `{"latency":1000}`)
@@ -98,7 +93,8 @@ func TestLateOverwriteNeverReachesALaterGrant(t *testing.T) {
 	lateNoSecondHolder(t, e, addrs, c[1], key, granted, "the overwrite's late copies replaced B's lock")
 }
 
-// lateReplicas is a fault environment's two replicas and a client of each.
+// lateReplicas is a fault environment's two replicas and a client of
+// each, each of whose links to the backends has carried a DEL.
 func lateReplicas(t *testing.T) (*faultEnv, [2]string, [2]*redis.Client) {
 	e := newFaultEnv(t)
 	addrs, _ := e.replicas(t, nil, nil)
@@ -106,6 +102,9 @@ func lateReplicas(t *testing.T) (*faultEnv, [2]string, [2]*redis.Client) {
 	for i, addr := range addrs {
 		c[i] = redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, ReadTimeout: 10 * time.Second})
 		t.Cleanup(func() { c[i].Close() })
+		if err := c[i].Del(context.Background(), "late:warm").Err(); err != nil { // links opened, DEL's scripts loaded on every backend
+			t.Fatal(err)
+		}
 	}
 	return e, addrs, c
 }
@@ -155,11 +154,6 @@ func TestLateDelBetweenRoundsNeverWipesALaterGrant(t *testing.T) {
 	sleepBound(t)
 	e, addrs, c := lateReplicas(t)
 	ctx, key := context.Background(), "latedel2:k"
-	for _, cl := range c { // links opened, the scripts loaded on every backend
-		if err := cl.Del(ctx, "latedel2:other").Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	set := lateFirstHolder(t, c[0], key)
 	evals := func() int64 { // the scripts backend D ran
 		stats := e.redis[3].Client().Info(ctx, "commandstats").Val()
