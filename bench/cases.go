@@ -50,12 +50,12 @@ func redisBenchmark(addr string, clients, pipeline, requests int, command ...str
 
 var setCommand = []string{"SET", "lock:__rand_int__", "v", "NX", "PX", "30000"}
 
-// ownKeys is command with its lock:__rand_int__ keys named after tag.
+// ownKeys is command with its <prefix>:__rand_int__ keys named after tag.
 func ownKeys(command []string, tag string) []string {
 	out := slices.Clone(command)
 	for i, a := range out {
-		if a == "lock:__rand_int__" {
-			out[i] = "lock:" + tag + ":__rand_int__"
+		if prefix, ok := strings.CutSuffix(a, ":__rand_int__"); ok {
+			out[i] = prefix + ":" + tag + ":__rand_int__"
 		}
 	}
 	return out
@@ -64,7 +64,7 @@ func ownKeys(command []string, tag string) []string {
 var unlockCommand = []string{"EVAL", unlockScript, "1", "lock:__rand_int__", "v"}
 
 // fencedCommand is SET NX PX's native twin: the same lock, with a fencing
-// token (a second round, the raise).
+// token (one round where the holders' counters agree, else a raise too).
 var fencedCommand = []string{"LOCK.ACQUIRE", "fenced:__rand_int__", "v", "30000"}
 
 // cycles counts lock+unlock cycles per second from workers goroutines, each

@@ -173,8 +173,13 @@ func measureFloor(m measurements, run, requests int, floor, proxy, base *proxyPr
 				}
 			}
 		}
-		if r, err := bench(proxy.addr, 50, p, requests, fencedCommand...); err == nil {
-			m.add(fmt.Sprintf("floor/fenced/P%d/n5", p), r.rps)
+		for _, t := range targets {
+			if t.name == "floor" {
+				continue // no LOCK.ACQUIRE there
+			}
+			if r, err := bench(t.p.addr, 50, p, requests, ownKeys(fencedCommand, fmt.Sprintf("%s:%d:%d", t.name, p, run))...); err == nil {
+				m.add(fmt.Sprintf("floor/fenced/P%d/%s", p, t.name), r.rps)
+			}
 		}
 	}
 	for _, t := range targets {
@@ -239,10 +244,19 @@ func floorReport(m measurements, runs, requests int, baseline, skipped string, f
 	row("p50 at one client (ms)", "floor/p50", "%.3f", "<= 1.1x", func(r float64) bool { return r <= 1.1 })
 	row("CPU per `SET NX PX` round, `-P 16` (µs; target: at most half the baseline's)", "floor/cpu/P16", "%.1f", "", nil)
 	row("its 5 backends' CPU per `SET NX PX` round, `-P 16` (µs)", "floor/bcpu/P16", "%.1f", "", nil)
-	b.WriteString("\n| `LOCK.ACQUIRE fenced:__rand_int__ v 30000` through the proxy N=5 | requests/s | `SET NX PX` | ratio | target | |\n|---|---|---|---|---|---|\n")
+	head, rule = "\n| `LOCK.ACQUIRE fenced:__rand_int__ v 30000` through the proxy N=5 | requests/s | `SET NX PX` | ratio | target | |", "|---|---|---|---|---|---|"
+	if hasBase {
+		head, rule = head+fmt.Sprintf(" %s | `SET NX PX` | ratio | this tree / %s |", baseline, baseline), rule+"---|---|---|---|"
+	}
+	b.WriteString(head + "\n" + rule + "\n")
 	for _, p := range []int{1, 16} {
 		fenced, set := md(fmt.Sprintf("floor/fenced/P%d/n5", p)), md(fmt.Sprintf("floor/set/P%d/n5", p))
-		fmt.Fprintf(&b, "| `-P %d` | %.0f | %.0f | %.2fx | >= 0.7x | %s |\n", p, fenced, set, fenced/set, verdict(fenced/set >= 0.7))
+		fmt.Fprintf(&b, "| `-P %d` | %.0f | %.0f | %.2fx | >= 0.7x | %s |", p, fenced, set, fenced/set, verdict(fenced/set >= 0.7))
+		if hasBase {
+			bf, bs := md(fmt.Sprintf("floor/fenced/P%d/base5", p)), md(fmt.Sprintf("floor/set/P%d/base5", p))
+			fmt.Fprintf(&b, " %.0f | %.0f | %.2fx | %.2fx |", bf, bs, bf/bs, fenced/bf)
+		}
+		b.WriteString("\n")
 	}
 	if len(failures) > 0 {
 		fmt.Fprintf(&b, "\nredis-benchmark stopped at an error reply (%d times; a case runs again up to twice, then has no sample in that run):\n\n", len(failures))

@@ -178,6 +178,6 @@ func featureReport(r renewal, locks int, p50, p99 float64, n int) string {
 	fmt.Fprintf(&b, "\n## Fair waiting: hand-off from `LOCK.RELEASE` to the next waiter (`LOCK.ACQUIRE ... WAIT`), proxy N=5, %d hand-offs (ms)\n\n"+
 		"| p50 | p99 | target (p50) | |\n|---|---|---|---|\n| %.3f | %.3f | < 2 ms | %s |\n", n, p50, p99, map[bool]string{true: "met", false: "**missed**"}[p50 < 2])
 	b.WriteString("\nFrom the release's reply to the waiter's grant: the wake-up through the backends' pub/sub, then the waiter's\n" +
-		"fenced acquire (two rounds) on every backend.\n")
+		"fenced acquire (one round where the backends' counters agree, else two) on every backend.\n")
 	return b.String()
 }

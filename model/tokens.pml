@@ -49,7 +49,7 @@
 byte val[NB];   /* the lock's value = the round that wrote it, 0: absent */
 byte nkind[NB]; /* its note: 0 plain "<round> <pad>", K_FENCED, K_FIXED */
 byte ntok[NB];  /* the token noted or fixed beside it, 0: none */
-bool tent[NB];  /* the fenced token was noted tentative by a first raise, not made final */
+bool tent[NB];  /* the fenced token is tentative (the acquire's counter, or a first raise's), not made final */
 byte ctr[NB];   /* TokenKey */
 byte wr[NB];    /* WriterKey(TokenKey): the round that last wrote ctr */
 byte runid[NB] = 1;
@@ -139,10 +139,10 @@ rd:  atomic {
 
 /* ---- a fenced acquire: acquire.go Engine.acquire with Aux = TokenKey ---- */
 
-/* acquire.lua, fenced: SET NX, the note "<round> <pad> 0", INCR, writer */
+/* acquire.lua, fenced: SET NX, INCR, the note "<round> <pad> ?<counter>" (tentative), writer */
 #define ACQ_LUA(m) \
   if \
-  :: val[m] == 0 -> val[m] = g; nkind[m] = K_FENCED; ntok[m] = 0; tent[m] = false; ctr[m]++; wr[m] = g; ans = ctr[m] \
+  :: val[m] == 0 -> val[m] = g; nkind[m] = K_FENCED; ctr[m]++; ntok[m] = ctr[m]; tent[m] = true; wr[m] = g; ans = ctr[m] \
   :: else -> ans = 0 \
   fi
 
@@ -156,15 +156,15 @@ rd:  atomic {
 
 /* raise.lua, no fix: raise ctr to tok, note the writer; note the token
  * beside the lock where round g holds it and its note is fenced: a first
- * raise (fm) tentative where none is noted yet; a last raise (the outbid
+ * raise (fm) tentative where none or a tentative one is noted; a last raise (the outbid
  * second, or the confirmation) final over none, a tentative one, or the
  * same token */
 #ifdef MUTANT_NO_TENTATIVE
-#define RAISE_NOTE(m) if :: ntok[m] < tok -> ntok[m] = tok :: else -> skip fi; noted = true
+#define RAISE_NOTE(m) if :: ntok[m] < tok || tent[m] -> ntok[m] = tok; tent[m] = false :: else -> skip fi; noted = true
 #else
 #define RAISE_NOTE(m) \
   if \
-  :: fm -> if :: ntok[m] == 0 -> ntok[m] = tok; tent[m] = true :: else -> skip fi; noted = true \
+  :: fm -> if :: ntok[m] == 0 || tent[m] -> ntok[m] = tok; tent[m] = true :: else -> skip fi; noted = true \
   :: !fm && (tent[m] || ntok[m] == 0 || ntok[m] == tok) -> ntok[m] = tok; tent[m] = false; noted = true \
   :: else -> skip \
   fi
@@ -211,8 +211,16 @@ rd:  atomic {
 #define TAKE(m) if :: yes[m] && it[m] -> nint++; if :: rtok[m] > tok -> tok = rtok[m] :: else -> skip fi :: else -> skip fi
 #endif
 
+/* fencing.go oneRound: a yes from an intact node whose counter is the token */
+#define EQ(m) if :: yes[m] && it[m] && rtok[m] == tok -> neq++ :: else -> skip fi
+#ifdef MUTANT_ONE_ROUND_ANY
+#define ONEROUND (nint >= Q) /* any grant of Q intact nodes skips its raise */
+#else
+#define ONEROUND (neq >= Q)
+#endif
+
 proctype AcquireFenced(byte g) {
-  byte ans, tok, nint, before, raised, nnoted, above, i;
+  byte ans, tok, nint, neq, before, raised, nnoted, above, i;
   bool own, noted, first = true, fm;
   bool yes[NB], it[NB], pfm[NB];
   byte rtok[NB], pend[NB], tag[NB];
@@ -229,11 +237,14 @@ proctype AcquireFenced(byte g) {
     if
     :: nint >= Q && !over[g] -> /* fence: the largest counter among intact granting nodes */
        nint = 0; TAKE(0); TAKE(1); TAKE(2);
-       if :: nint < Q -> goto fail :: else -> skip fi
+       if :: nint < Q -> goto fail :: else -> skip fi;
+       neq = 0; EQ(0); EQ(1); EQ(2)
     :: else -> goto fail
     fi;
     yes[0] = 0; yes[1] = 0; yes[2] = 0; it[0] = 0; it[1] = 0; it[2] = 0;
-    rtok[0] = 0; rtok[1] = 0; rtok[2] = 0; nint = 0
+    rtok[0] = 0; rtok[1] = 0; rtok[2] = 0;
+    if :: ONEROUND -> nint = 0; neq = 0; goto answer :: else -> skip fi;
+    nint = 0; neq = 0
   }
 raise: /* raise: one round to every node, the validity checked first */
   atomic {
@@ -250,6 +261,7 @@ raise: /* raise: one round to every node, the validity checked first */
 #endif
     above = 0; raised = 0; nnoted = 0
   }
+answer:
   atomic { /* the validity left is checked again: the grant and its token */
     if
     :: !over[g] -> ANSWER(g, tok);
@@ -302,7 +314,7 @@ proctype AcquirePlain(byte g) {
   :: val[m] == g -> hold++; \
      if \
      :: nkind[m] == K_FENCED && ntok[m] == 0 -> fenced = true \
-     :: nkind[m] == K_FENCED && ntok[m] != 0 && TENT(m) -> fenced = true; tt = ntok[m]; tc++ \
+     :: nkind[m] == K_FENCED && ntok[m] != 0 && TENT(m) -> fenced = true \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && (ft1 == 0 || ft1 == ntok[m]) -> fenced = true; ft1 = ntok[m]; e1++ \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && (ft2 == 0 || ft2 == ntok[m]) -> fenced = true; ft2 = ntok[m]; e2++ \
      :: nkind[m] == K_FENCED && ntok[m] != 0 && !TENT(m) && ft1 != 0 && ft1 != ntok[m] && ft2 != 0 && ft2 != ntok[m] -> fenced = true \
@@ -313,11 +325,18 @@ proctype AcquirePlain(byte g) {
      fi \
   :: else -> skip \
   fi
-#define READ1T(m) if :: hold = hold; READ1(m) :: skip fi
+#define READ1T(m) if :: rd[m] = true; READ1(m) :: rd[m] = false fi
+/* a holder's tentative token counts beside the same token final (read.go tent[token]) */
+#define TENTEQ(m) \
+  if \
+  :: rd[m] && val[m] == g && nkind[m] == K_FENCED && TENT(m) && ntok[m] != 0 && ntok[m] == ft1 -> e1++ \
+  :: rd[m] && val[m] == g && nkind[m] == K_FENCED && TENT(m) && ntok[m] != 0 && ntok[m] == ft2 -> e2++ \
+  :: else -> skip \
+  fi; rd[m] = false
 #define READ \
-  hold = 0; fenced = false; ftok = 0; ft1 = 0; e1 = 0; ft2 = 0; e2 = 0; tt = 0; tc = 0; fx1 = 0; c1 = 0; fx2 = 0; c2 = 0; \
+  hold = 0; fenced = false; ftok = 0; ft1 = 0; e1 = 0; ft2 = 0; e2 = 0; fx1 = 0; c1 = 0; fx2 = 0; c2 = 0; \
   READ1T(0); READ1T(1); READ1T(2); \
-  if :: tt != 0 && ft1 == tt -> e1 = e1 + tc :: tt != 0 && ft2 == tt -> e2 = e2 + tc :: else -> skip fi; tt = 0; tc = 0; \
+  TENTEQ(0); TENTEQ(1); TENTEQ(2); \
   if :: e1 >= Q -> ftok = ft1 :: e2 >= Q -> ftok = ft2 :: else -> skip fi; \
   if :: c2 >= Q -> fx1 = fx2; c1 = c2 :: else -> skip fi
 
@@ -354,8 +373,8 @@ proctype AcquirePlain(byte g) {
 #define LEADING if :: k2 > k1 || k2 == k1 && f2 > f1 -> f1 = f2; k1 = k2 :: else -> skip fi
 
 proctype TokenOf(byte g) {
-  byte hold, ftok, ft1, e1, ft2, e2, tt, tc, fx1, c1, fx2, c2, tok, before, fixed, iy, mx, f1, k1, f2, k2;
-  bool fenced;
+  byte hold, ftok, ft1, e1, ft2, e2, fx1, c1, fx2, c2, tok, before, fixed, iy, mx, f1, k1, f2, k2;
+  bool fenced, rd[NB];
   if /* the reader reads while the lock's window is open, or not at all */
   :: atomic { started[g] && !over[g] -> skip }
   :: atomic { over[g] -> goto done }
@@ -429,6 +448,9 @@ init {
 #elif defined(SCEN_READ)
     /* fenced grants, and a token read of the first one */
     run AcquireFenced(1); run TokenOf(1); run AcquireFenced(2)
+#elif defined(SCEN_GRANTS_BUMP)
+    /* two fenced grants, another key's grant bumping the counter on any node */
+    run AcquireFenced(1); run AcquireFenced(2); run Bump()
 #elif defined(SCEN_THREE)
     run AcquireFenced(1); run AcquireFenced(2); run AcquireFenced(3)
 #else

@@ -15,11 +15,19 @@ var tokenConfigs = []config{
 	{"tokens_fix", "tokens.pml", []string{"-DSCEN_FIX", "-DFIX_NO_GRANT"}, false, nil},
 	// a token read of a fenced lock, the grants one after another
 	{"tokens_read_seq", "tokens.pml", []string{"-DSCEN_READ", "-DSEQ"}, false, nil},
-	// a fenced grant outbid by another key's grant (one counter increment
-	// anywhere, any time), and a token read of its lock at any moment
-	{"tokens_read_bump", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=1"}, false, nil},
-	{"mutant_read_tentative", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=1", "-DMUTANT_READ_TENTATIVE"}, true, nil},
-	{"mutant_no_tentative", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=1", "-DMUTANT_NO_TENTATIVE"}, true, nil},
+	// a fenced grant outbid by other keys' grants (two counter increments
+	// anywhere, any time: one sets the counters apart so that the grant
+	// raises, one outbids its raise), and a token read of its lock at any
+	// moment
+	{"tokens_read_bump", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=2"}, false, nil},
+	{"mutant_read_tentative", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=2", "-DMUTANT_READ_TENTATIVE"}, true, nil},
+	{"mutant_no_tentative", "tokens.pml", []string{"-DSCEN_READ_BUMP", "-DNBUMP=2", "-DMUTANT_NO_TENTATIVE"}, true, nil},
+	// three grants one after another: a failed one's INCRs leave the
+	// counters apart, so a grant may need its raise or not
+	{"tokens_three_seq", "tokens.pml", []string{"-DSCEN_THREE", "-DSEQ"}, false, nil},
+	// a grant skips its raise whenever Q intact nodes granted it, their
+	// counters at the token or not
+	{"mutant_one_round_any", "tokens.pml", []string{"-DSCEN_THREE", "-DSEQ", "-DMUTANT_ONE_ROUND_ANY"}, true, nil},
 	{"mutant_token_one_node", "tokens.pml", []string{"-DMUTANT_TOKEN_ONE_NODE"}, true, nil},
 	{"mutant_no_repair_raise", "tokens.pml", []string{"-DWITH_RESTART", "-DSEQ", "-DMUTANT_NO_REPAIR_RAISE"}, true, nil},
 }

@@ -210,6 +210,31 @@
 // (TestFencedTokenAboveARaiseThatLandedLate). A token read is the Q-th
 // largest counter among intact nodes.
 //
+// One round, no raise (fence, oneRound: fenced string locks only). Each
+// holder's acquire notes the counter it counted up to beside the lock,
+// tentative, in the script that set the lock. When Q intact granting
+// nodes counted up to the token itself (the largest), the grant answers
+// without a raise and confirms its token as after an unoutbid first raise.
+// Proof: every answered fenced grant G of a key leaves a set H(G) of Q
+// intact nodes on each of which, while G's lock was held there, the
+// counter stood at or above G's token T, in the script that noted T beside
+// G's lock: in one round, the Q holders that counted up to T; with a
+// raise, the Q holders its last raise noted T beside (raise needs
+// noted() >= Q, and notes only beside the lock of its round). A later
+// grant G2 of the key, answered after G, has Q intact holders; they share
+// a node W with H(G). On W, G2's lock was set after G's left (had G2's
+// come first, G2's window would have ended before G's began, and G2 been
+// answered before G), so G2's INCR on W ran after W's counter reached T,
+// and T2, the largest of G2's holders' counters, is above T. A node of
+// H(G) that restarted counts for G2 only once repaired: its counter is
+// raised to the largest of N-Q+1 intact others, one of which is in H(G).
+// So tokens still only go up, whichever way each grant was given; when
+// fewer than Q holders counted up to the token (other keys' grants counted
+// on some nodes, a failed acquire's INCR landed on some), the raise runs
+// as above (model/tokens.pml: tokens_three_seq, and mutant_one_round_any,
+// which skips the raise whenever Q intact nodes granted, caught; quorum
+// TestFencedGrantInOneRound, TestFencedGrantRaisesWhereItsHoldersCountersDiffer).
+//
 // Fenced string locks (AcquireFenced, the proxy's LOCK.ACQUIRE) draw their
 // tokens from one counter per node for all keys (TokenKey), so that tokens
 // cost constant memory; the acquire notes the lock as fenced at once, and
@@ -222,8 +247,8 @@
 // renewal's restore notes the token the renewal's holders agreed on (else
 // "none yet", which yields to the others' tokens). A re-attach moves a lock
 // only once Q holders note one token, and only those holders (Reattach).
-// The first raise notes its token tentative, and a tentative token is no
-// token to a read. A grant that was not outbid confirms it final once it
+// The acquire notes its own counter tentative and the first raise its
+// token tentative, and a tentative token is no token to a read. A grant that was not outbid confirms it final once it
 // passed its validity check (confirm: unawaited, before it answers, resent
 // where it failed); an outbid grant's second raise notes its larger token
 // final. A grant's last raise is one token, and a node makes final only

@@ -289,7 +289,8 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		if op.Aux != "" {
 			token, note = f.incrLocked(op.Aux, op.Round), NoteFenced
 		}
-		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad, note: note} // the raise notes the token
+		// a fenced lock notes its counter tentative (acquire.lua)
+		f.data[op.Key] = fakeEntry{value: op.Value, expiry: time.Now().Add(op.TTL), round: op.Round, pad: op.Pad, note: note, token: token, tentative: token != 0}
 		return Reply{OK: true, Token: token}
 	case OpUndo:
 		f.mu.Lock()

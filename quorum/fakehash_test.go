@@ -87,10 +87,13 @@ func (f *fakeNode) applyHash(op Op, owner string, held bool) Reply {
 			}
 			return Reply{OK: true, N: prior, Own: own, Noted: true, Token: l.token}
 		}
+		if op.Tentative {
+			f.calls["first raise"]++
+		}
 		switch {
 		case !ok:
-		case op.Tentative: // a first raise: tentative where no token is noted yet
-			if l.token == 0 {
+		case op.Tentative: // a first raise: tentative where no token or a tentative one is noted
+			if l.token == 0 || l.tentative {
 				l.token, l.tentative = op.N, true
 			}
 			noted = true

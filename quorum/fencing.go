@@ -158,12 +158,16 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 	// the token had to move, only makes the new token stick. Counters other
 	// grants raise meanwhile belong to grants after this one (or, with the
 	// shared TokenKey, of other keys): they need no outbidding, and chasing
-	// them would not end under load.
-	raises := 0
-	for raised := false; !raised; raises++ {
-		var rerr *RoundError
-		if raised, rerr = e.raise(r, tokenKey, &g.Token, lock, raises == 0); rerr != nil {
-			return Grant{}, rerr
+	// them would not end under load. A fenced string lock whose Q intact
+	// holders counted up to the token itself needs no raise (oneRound).
+	raises := 1
+	if lock.Key == "" || !e.oneRound(r, g.Token) {
+		raises = 0
+		for raised := false; !raised; raises++ {
+			var rerr *RoundError
+			if raised, rerr = e.raise(r, tokenKey, &g.Token, lock, raises == 0); rerr != nil {
+				return Grant{}, rerr
+			}
 		}
 	}
 	r.elapsed = time.Since(r.start)
@@ -179,6 +183,23 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 		e.confirm(Op{Kind: OpRaise, Key: tokenKey, N: g.Token, Round: r.id, Aux: lock.Key, Value: lock.Value}, r.start.Add(r.ttl))
 	}
 	return g, nil
+}
+
+// oneRound reports whether Q intact nodes granted round r with their
+// counter at token (the largest): their acquires noted it beside the lock,
+// tentative, in the script that set the lock and counted up to it. Those
+// are the Q holders a raise would have given the token to, and no later
+// owner is granted on one of them before this lock left it, so after its
+// counter reached the token (see Fencing in doc.go): the grant's token is
+// final once confirmed, with no raise.
+func (e *Engine) oneRound(r *timedRound, token int64) bool {
+	at := 0
+	for j, v := range r.votes {
+		if v == yes && r.intact(j) && r.replies[j].Token == token {
+			at++
+		}
+	}
+	return at >= e.quorum
 }
 
 // raise raises a quorum of intact nodes' counters to *token. With outbid,

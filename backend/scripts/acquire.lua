@@ -5,8 +5,10 @@
 -- less than its delay ago (a release deletes both), and the key is not free yet. The note's
 -- expiry is set from the key's (noteAfter): it outlives the key by exactly the delay.
 -- A fenced acquire also increments the token counter KEYS[3], lists it in the set of
--- counters KEYS[4] and notes the round as the counter's last writer in KEYS[5]; the
--- raise that follows notes the token beside the lock ("<round> <pad> <token>", 0 until then).
+-- counters KEYS[4] and notes the round as the counter's last writer in KEYS[5], and notes
+-- the counter beside the lock as its token, tentative ("<round> <pad> ?<counter>",
+-- tokenpart.lua): where Q holders' counters agree it is the grant's token (quorum/doc.go),
+-- else a raise notes the token; the grant's last raise or confirmation makes it final.
 -- The lock's queue of waiters by ticket is the last key but one of a fair acquire (KEYS[6],
 -- KEYS[7] their leases) and the last key of the others (KEYS[3], fenced KEYS[6]).
 -- A fair acquire first purges waiters whose lease ended, and sets only when the queue is
@@ -32,20 +34,24 @@ end
 if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   -- The note is set only if none is left: one left means a lock-delay runs (the lock expired
   -- unreleased), and the lock just set is taken back. The common path costs no extra call.
-  -- A fenced lock's note says so at once (token 0 until the raise notes it): a first
-  -- token read never fixes another token for it.
-  local note = ARGV[3] .. " " .. ARGV[4]
+  -- A fenced lock's note says so at once, its token tentative: a first token read never
+  -- fixes another token for it, and a read waits for the final one (quorum/read.go).
+  local note, token = ARGV[3] .. " " .. ARGV[4], 0
   if fenced then
-    note = note .. " 0"
+    token = redis.call("INCR", KEYS[3])
+    -- the token as its own digits: Lua writes a number above 1e14 as 1.2e+15
+    note = note .. " ?" .. string.format("%.0f", token)
   end
   if noteAfter(KEYS[1], KEYS[2], note, tonumber(ARGV[2]), tonumber(ARGV[5]), true) then -- noteafter.lua
     if fenced then
-      local token = redis.call("INCR", KEYS[3])
       redis.call("SADD", KEYS[4], KEYS[3])
       redis.call("SET", KEYS[5], ARGV[3])
       return token
     end
     return 1
+  end
+  if fenced then
+    redis.call("DECR", KEYS[3]) -- in the same script: no one saw the increment
   end
   redis.call("DEL", KEYS[1])
 end

@@ -4,8 +4,9 @@
 -- where this raise writes, it notes its round ARGV[2] there. With a lock (KEYS[4]
 -- holding ARGV[3], its note KEYS[5] naming round ARGV[2]), the token is also noted
 -- beside the lock (token parts: tokenpart.lua), keeping the note's TTL:
---   a fenced lock ("<round> <pad> 0" until its raise): ARGV[4] "?", a first raise, notes it
---   tentative (" ?<token>") where no token is noted yet; without ARGV[4], a last raise (the
+--   a fenced lock ("<round> <pad> ?<counter>", its acquire's counter tentative; " 0" from a
+--   restore): ARGV[4] "?", a first raise, notes it tentative (" ?<token>") where no token is
+--   noted yet or a tentative one; without ARGV[4], a last raise (the
 --   acquire's second, outbid, or its confirmation of the first) notes it final
 --   (" <token>") over none, a tentative one, or the same token: an acquire's last raise is
 --   one token, so no node ever notes another one final for that lock;
@@ -45,7 +46,7 @@ if #KEYS > 3 and redis.call("GET", KEYS[4]) == ARGV[3] then
     if round == ARGV[2] then
       local part, tentative = settledPart(rest)
       if ARGV[4] == "?" then
-        if rest == " 0" then
+        if rest == " 0" or tentative then
           redis.call("SET", KEYS[5], round .. " " .. pad .. " ?" .. ARGV[1], "KEEPTTL")
         end
         noted = 1
