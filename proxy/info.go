@@ -78,6 +78,8 @@ func (s *Server) infoStats() string {
 		m.connections.Load(), m.commands.Load(), m.rejected.Load(), m.inflight.Load())
 	rb, rbFailed := s.engine.Rollbacks()
 	fmt.Fprintf(&b, "rollbacks:%d\r\nrollback_failures:%d\r\n", rb, rbFailed)
+	fenced, raised := s.engine.FencedGrants()
+	fmt.Fprintf(&b, "fenced_grants:%d\r\nfenced_grants_raised:%d\r\n", fenced, raised)
 	ss := &s.sessions
 	fmt.Fprintf(&b, "session_locks:%d\r\nsession_renewal_rounds:%d\r\nsession_renewed:%d\r\nsession_lost:%d\r\nsession_released:%d\r\n",
 		ss.count(), ss.renewals.Load(), ss.renewed.Load(), ss.lost.Load(), ss.released.Load())

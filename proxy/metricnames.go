@@ -19,6 +19,7 @@ const (
 	MetricRollbacks         = "redlock_rollbacks_total"
 	MetricRollbackFailures  = "redlock_rollback_failures_total"
 	MetricGrantsRevoked     = "redlock_grants_revoked_total"
+	MetricFencedGrants      = "redlock_fenced_grants_total"
 	MetricSessionLocks      = "redlock_session_locks"
 	MetricSessionRenewals   = "redlock_session_renewal_rounds_total"
 	MetricSessionRenewed    = "redlock_session_renewed_total"

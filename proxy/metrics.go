@@ -158,6 +158,7 @@ var (
 	descCommands    = prometheus.NewDesc(MetricCommands, "Commands processed.", nil, nil)
 	descRollbacks   = prometheus.NewDesc(MetricRollbacks, "Failed acquires rolled back.", nil, nil)
 	descRollbackErr = prometheus.NewDesc(MetricRollbackFailures, "Rollback deletes that failed (the key expires with its TTL).", nil, nil)
+	descFenced      = prometheus.NewDesc(MetricFencedGrants, "Fenced grants given (LOCK.ACQUIRE, RFencedLock), by rounds: one where Q holders counted up to the token, else a raise too (the backends' counters disagreed).", []string{"rounds"}, nil)
 	descLapsed      = prometheus.NewDesc(MetricGrantsRevoked, "Grants revoked because their reply could not be written within the lock's window.", nil, nil)
 	descSessions    = prometheus.NewDesc(MetricSessionLocks, "Connection-bound locks this proxy renews.", nil, nil)
 	descRenewals    = prometheus.NewDesc(MetricSessionRenewals, "Batched renewal rounds of session locks (one operation per backend each).", nil, nil)
@@ -177,7 +178,7 @@ var (
 // Describe implements prometheus.Collector.
 func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descRounds, descContention, descInflight, descClients, descAccepted, descRejected,
-		descCommands, descRollbacks, descRollbackErr, descLapsed, descSessions, descRenewals, descRenewed, descLost, descReleased,
+		descCommands, descRollbacks, descRollbackErr, descFenced, descLapsed, descSessions, descRenewals, descRenewed, descLost, descReleased,
 		descUp, descQuarantined, descCheck, descQuorum, descWaiting, descMaxClients, descRefusals, descBackoffs} {
 		ch <- d
 	}
@@ -215,6 +216,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		rb, rbFailed := s.engine.Rollbacks()
 		counter(descRollbacks, rb)
 		counter(descRollbackErr, rbFailed)
+		fenced, raised := s.engine.FencedGrants()
+		ch <- prometheus.MustNewConstMetric(descFenced, prometheus.CounterValue, float64(fenced-raised), "one")
+		ch <- prometheus.MustNewConstMetric(descFenced, prometheus.CounterValue, float64(raised), "raised")
 		ss := &s.sessions
 		gauge(descSessions, float64(ss.count()))
 		counter(descRenewals, ss.renewals.Load())

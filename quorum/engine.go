@@ -31,6 +31,7 @@ type Engine struct {
 	checkedAll    atomic.Bool // every backend's first health check is done
 
 	rollbacks, rollbackFailures atomic.Int64
+	fenced, fencedRaised        atomic.Int64 // fenced grants given, and those of them that raised (not oneRound)
 	unmarking                   atomic.Int64 // releases whose marks are being removed in the background (unmarkLate)
 	leaving                     atomic.Int64 // granted fair waiters' places being removed in the background (leftQueue)
 
@@ -45,6 +46,13 @@ type Engine struct {
 // rollback deletes failed.
 func (e *Engine) Rollbacks() (rounds, failures int64) {
 	return e.rollbacks.Load(), e.rollbackFailures.Load()
+}
+
+// FencedGrants reports how many fenced grants were given, and how many of
+// them needed a raise round (their holders' counters disagreed: see
+// oneRound).
+func (e *Engine) FencedGrants() (grants, raised int64) {
+	return e.fenced.Load(), e.fencedRaised.Load()
 }
 
 // Quorum is Q = N/2 + 1.

@@ -160,8 +160,9 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 	// shared TokenKey, of other keys): they need no outbidding, and chasing
 	// them would not end under load. A fenced string lock whose Q intact
 	// holders counted up to the token itself needs no raise (oneRound).
-	raises := 1
-	if lock.Key == "" || !e.oneRound(r, g.Token) {
+	one := lock.Key != "" && e.oneRound(r, g.Token)
+	raises := 1 // as many as a grant whose first raise was not outbid: it confirms
+	if !one {
 		raises = 0
 		for raised := false; !raised; raises++ {
 			var rerr *RoundError
@@ -175,6 +176,9 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 		rerr := r.roundError(RoundAcquire, ErrValiditySpent)
 		rerr.Spent = r.elapsed
 		return Grant{}, rerr
+	}
+	if e.fenced.Add(1); !one {
+		e.fencedRaised.Add(1)
 	}
 	if raises == 1 && lock.Key != "" {
 		// Not outbid: the first raise's tentative token is the grant's.

@@ -42,6 +42,9 @@ func TestFencedGrantInOneRound(t *testing.T) {
 	if n := fs[0].callCount("first raise"); n != 0 {
 		t.Fatalf("node 0 saw %d first raises; want none (both grants' holders counted to their tokens)", n)
 	}
+	if grants, raised := e.FencedGrants(); grants != 2 || raised != 0 {
+		t.Fatalf("FencedGrants = %d, %d raised; want 2, none raised", grants, raised)
+	}
 	// The one raise a node sees is the grant's unawaited confirmation.
 	waitFor(t, "the confirmation", func() bool { return fs[0].callCount("raise") > before })
 	if n := fs[0].callCount("raise") - before; n > 3 {
@@ -70,6 +73,9 @@ func TestFencedGrantRaisesWhereItsHoldersCountersDiffer(t *testing.T) {
 		if f.callCount("first raise") == 0 {
 			t.Fatalf("%s: the grant did not raise its holders' counters to its token", f.name)
 		}
+	}
+	if grants, raised := e.FencedGrants(); grants != 1 || raised != 1 {
+		t.Fatalf("FencedGrants = %d, %d raised; want 1, raised", grants, raised)
 	}
 	if err := e.Release(ctx, "differ", "a"); err != nil {
 		t.Fatal(err)

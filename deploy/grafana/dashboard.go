@@ -60,6 +60,8 @@ func New() *Dashboard {
 		q(by("instance")+"("+rate(sel(m.MetricRollbacks))+")", "{{instance}} rollbacks"),
 		q(by("instance")+"("+rate(sel(m.MetricRollbackFailures))+")", "{{instance}} rollback failures"),
 		q(by("instance")+"("+rate(sel(m.MetricGrantsRevoked))+")", "{{instance}} grants revoked"))
+	l.graph("Fenced grants by rounds", "Fenced grants (LOCK.ACQUIRE, RFencedLock) given in one round, and those that needed a raise round too because the backends' token counters disagreed.", "ops", 24,
+		q("sum by (rounds) ("+rate(sel(m.MetricFencedGrants))+")", "{{rounds}}"))
 
 	l.row("Sessions and waiters")
 	l.graph("Session locks", "Connection-bound locks each replica renews.", "none", 8, q(sel(m.MetricSessionLocks), "{{instance}}"))
