@@ -196,7 +196,10 @@
 //
 // Each node keeps a counter per fenced lock and lists the counters in a set
 // (CountersKey). A node is intact when it carries its current run's
-// marker: its counters were never lost since it was marked. A token starts
+// marker: its counters were never lost since it was marked; its answers
+// count toward a token only if it was intact when the round was sent, too
+// (one repaired meanwhile may have answered from the counter it had lost,
+// review104: TestReview104RepairBetweenIncrAndFence). A token starts
 // as the largest counter among Q intact nodes that granted; then Q intact
 // nodes' counters are raised to it, each reporting its counter from before
 // and whether this grant wrote it last (WriterKey). A counter another grant

@@ -23,9 +23,12 @@ func (f *fakeNode) extend(l Lease, pin, renewal bool) bool {
 	}
 	f.setTTLs = append(f.setTTLs, ttl)
 	// A renewal confirms the token its lock's grant answered where its
-	// round notes it tentative (pexpireifeq.lua).
-	tentative := e.tentative && !(renewal && l.Round != "" && l.Granted != 0 && l.Granted == e.token)
-	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(ttl), round: e.round, pad: pad, token: e.token, note: e.note, tentative: tentative}
+	// round notes one tentative (pexpireifeq.lua).
+	token, tentative := e.token, e.tentative
+	if tentative && renewal && l.Round != "" && l.Granted != 0 {
+		token, tentative = l.Granted, false
+	}
+	f.data[l.Key] = fakeEntry{value: l.Value, expiry: time.Now().Add(ttl), round: e.round, pad: pad, token: token, note: e.note, tentative: tentative}
 	if p, ok := f.data[PinKey(l.Key)]; pin && (!keep || !ok || p.value != l.Value || time.Until(p.expiry) < l.TTL) {
 		f.data[PinKey(l.Key)] = fakeEntry{value: l.Value, expiry: time.Now().Add(l.TTL)}
 	}

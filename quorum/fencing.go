@@ -129,7 +129,9 @@ func (e *Engine) unrepaired() *multierror.Error {
 // raise is repeated. The raise runs after this grant won a quorum, so after
 // every earlier grant's raise completed; any two quorums share a node, so
 // the token ends above every earlier one. Nodes whose counters are not known
-// intact (restarted, not yet repaired) neither give the token nor count.
+// intact (restarted, not yet repaired) neither give the token nor count; nor
+// do nodes repaired after the round was sent, which may have counted from
+// the counter they had lost (round.intact).
 // The validity left after these steps is checked again. With lock (the
 // acquire op of a fenced string lock), the raise also notes the token
 // beside the lock, and needs Q nodes that noted it: a read quorum then

@@ -128,10 +128,12 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 }
 
 // A fenced session lock whose grant's confirmation reached only node 0
-// (1 and 2 note the token tentative): node 0 alone notes it final, one
-// fault from no readable token. The renewal carries the token the grant
-// answered (Lease.Granted) and confirms it where the lease's round notes
-// it tentative; a lease with another token, or none, confirms nothing.
+// (1 notes the token tentative, 2 its own lower counter: it was behind):
+// node 0 alone notes it final, one fault from no readable token. The
+// renewal carries the token the grant answered (Lease.Granted) and makes
+// it final where the lease's round notes a token tentative, whichever
+// (review104: a holder behind kept its own counter for good); a lease
+// with no token, or of another round, confirms nothing.
 func TestRenewalConfirmsTheGrantedToken(t *testing.T) {
 	fs, ns := fakes(3)
 	e := newEngine(t, ns)
@@ -152,21 +154,22 @@ func TestRenewalConfirmsTheGrantedToken(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range fs[1:] { // as if it had not on 1 and 2
+	for i, f := range fs[1:] { // as if it had not on 1 and 2
 		f.mu.Lock()
 		l := f.data["granted"]
 		l.tentative = true
+		if i == 1 {
+			l.token -= 5 // node 2's own counter, behind
+		}
 		f.data["granted"] = l
 		f.mu.Unlock()
 	}
 	lease := Lease{Key: "granted", Value: "s", TTL: 30 * time.Second, Round: g.Round}
-	for _, wrong := range []int64{0, g.Token + 1} {
-		lease.Granted = wrong
-		if errs := e.Renew(ctx, []Lease{lease}); errs[0] != nil {
-			t.Fatal(errs[0])
-		}
+	for _, wrong := range []Lease{{Key: lease.Key, Value: lease.Value, TTL: lease.TTL, Round: g.Round},
+		{Key: lease.Key, Value: lease.Value, TTL: lease.TTL, Round: "another", Granted: g.Token}} {
+		e.Renew(ctx, []Lease{wrong})
 		if !tentative(fs[1]) || !tentative(fs[2]) {
-			t.Fatalf("a renewal granted %d confirmed the lock's tentative token %d", wrong, g.Token)
+			t.Fatalf("a renewal %+v confirmed the lock's tentative token %d", wrong, g.Token)
 		}
 	}
 	lease.Granted = g.Token

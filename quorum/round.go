@@ -26,13 +26,17 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 		idx = e.allIdx
 	}
 	deadline, n := time.Now().Add(timeout), len(idx)
-	t := &round{ch: e.send(idx, op, deadline), quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()),
+	t := &round{quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()),
 		settled: make(chan struct{}), idx: idx, nodes: e.nodes, health: e.health}
 	if n <= len(t.inline.votes) { // the usual deployment: one allocation for the round
-		t.votes, t.errs, t.replies = t.inline.votes[:n:n], t.inline.errs[:n:n], t.inline.replies[:n:n]
+		t.votes, t.errs, t.replies, t.wasIntact = t.inline.votes[:n:n], t.inline.errs[:n:n], t.inline.replies[:n:n], t.inline.wasIntact[:n:n]
 	} else {
-		t.votes, t.errs, t.replies = make([]vote, n), make([]error, n), make([]Reply, n)
+		t.votes, t.errs, t.replies, t.wasIntact = make([]vote, n), make([]error, n), make([]Reply, n), make([]bool, n)
 	}
+	for j, i := range idx { // before the send: a node repaired after it may have run the op on a lost counter
+		t.wasIntact[j] = e.health[i].isIntact()
+	}
+	t.ch = e.send(idx, op, deadline)
 	if counting {
 		t.e = e
 		if n <= len(t.inline.hopeless) {
@@ -74,10 +78,13 @@ const (
 // addr names node i of the round, for errors.
 func (t *round) addr(i int) string { return t.nodes[t.idx[i]].Addr() }
 
-// intact reports whether node i of the round has intact counters. A round
-// may go to a subset of the nodes: its positions are not the engine's
-// indexes, so per-node state is looked up through idx, here and in addr.
-func (t *round) intact(i int) bool { return t.health[t.idx[i]].isIntact() }
+// intact reports whether node i of the round has intact counters, and had
+// them when the round was sent: a node repaired meanwhile may have answered
+// from the counter it lost (its repair came after the op ran there). A
+// round may go to a subset of the nodes: its positions are not the
+// engine's indexes, so per-node state is looked up through idx, here and
+// in addr.
+func (t *round) intact(i int) bool { return t.wasIntact[i] && t.health[t.idx[i]].isIntact() }
 
 // round counts the votes of a yes/no round. Votes are fixed when the round
 // decides or its deadline passes; answers that come later are still waited
@@ -90,6 +97,7 @@ type round struct {
 	votes            []vote
 	errs             []error
 	replies          []Reply // every answer that arrived, late ones too
+	wasIntact        []bool  // per node, its counters were intact when the round was sent (intact)
 	quorum           int
 	nYes, nNo, nFail int
 	arrived          int
@@ -105,10 +113,11 @@ type round struct {
 	settled chan struct{}
 	// inline backs the per-node slices for up to 7 nodes.
 	inline struct {
-		votes    [7]vote
-		errs     [7]error
-		replies  [7]Reply
-		hopeless [7]bool
+		votes     [7]vote
+		errs      [7]error
+		replies   [7]Reply
+		hopeless  [7]bool
+		wasIntact [7]bool
 	}
 }
 

@@ -27,7 +27,7 @@ func TestFenceMapsRoundPositionsToNodes(t *testing.T) {
 	}
 	idx := []int{1, 2, 3}
 	r := &timedRound{round: &round{idx: idx, nodes: e.nodes, health: e.health, votes: []vote{yes, yes, yes},
-		replies: []Reply{{Token: 4}, {Token: 7}, {Token: 5}}, errs: make([]error, 3), quorum: e.quorum},
+		replies: []Reply{{Token: 4}, {Token: 7}, {Token: 5}}, errs: make([]error, 3), wasIntact: []bool{true, true, true}, quorum: e.quorum},
 		ttl: 10 * time.Second, start: time.Now()}
 	g, rerr := e.fence(r, "tok", Grant{}, Op{})
 	if rerr != nil || g.Token != 7 {

@@ -105,7 +105,7 @@ func (e *Engine) fixToken(v Entry, key string, deadline time.Time) (int64, error
 	}
 	var token int64
 	for j, vote := range t.votes {
-		if vote == yes && e.health[t.idx[j]].isIntact() {
+		if vote == yes && t.intact(j) {
 			token = max(token, t.replies[j].N)
 		}
 	}
@@ -169,7 +169,7 @@ func leading(t *round) (int64, int) {
 func (e *Engine) intactYes(t *round) int {
 	n := 0
 	for j, v := range t.votes {
-		if v == yes && e.health[t.idx[j]].isIntact() {
+		if v == yes && t.intact(j) {
 			n++
 		}
 	}

@@ -10,8 +10,11 @@
 -- further out keeps it, and its note the larger padding. The note then records the padding,
 -- keeps its round and a fenced lock's token, and keeps outliving the key by as much as it
 -- did (a lock-delay). Granted ARGV[s+5] is the fencing token the lock's grant answered its
--- holder ("0": none known): a note of the lease's round that holds it tentative (the grant's
--- confirmation did not land here, tokenpart.lua) notes it final.
+-- holder ("0": none known): a note of the lease's round that holds a token tentative (the
+-- grant's confirmation did not land here, tokenpart.lua: its acquire's own counter, or its
+-- first raise's token) notes it final. Granted is the grant's answer, the one token its round
+-- ever makes final (a re-attach's round notes its token final at once), as the grant's last
+-- raise or confirmation would have, over any tentative one (raise.lua).
 -- The last ARGV is the restore's lock-delay in ms for fenced locks (the one before it, for the
 -- others: restoreDelay below), or "-" when the engine asks for no restore
 -- (it asks only where a quorum still held the lock, quorum/renew.go restore): a lock whose key
@@ -73,7 +76,7 @@ for i = 1, #KEYS / 2 do
     if note then
       local r, p, t = string.match(note, "^(%S*) (%d+)(.*)$")
       round, pad, rest = r or "", tonumber(p) or 0, t or ""
-      if want ~= "" and round == want and granted ~= "0" and rest == " ?" .. granted then
+      if want ~= "" and round == want and granted ~= "0" and string.match(rest, "^ %?%d+$") then
         rest = " " .. granted -- the token its grant answered, confirmed where the grant's confirmation missed
       end
     end
