@@ -86,6 +86,19 @@ func main() {
 	check(err)
 	java, whyNoJava := newRedissonRunner(root, *redissonDir)
 	m := measurements{}
+	// A case whose redis-benchmark stopped at an error reply (NOQUORUM on
+	// backend timeouts when the shared machine is loaded) runs again, up to
+	// twice; a third failure ends the run.
+	rbench := func(addr string, clients, p, n int, command ...string) rb {
+		for try := 1; ; try++ {
+			r, err := redisBenchmark(addr, clients, p, n, command...)
+			if err == nil || try == 3 {
+				check(err)
+				return r
+			}
+			log.Printf("try %d of %s -P %d on %s: %.200s; again", try, command[0], p, addr, strings.ReplaceAll(err.Error(), "\n", " "))
+		}
+	}
 	for run := 1; run <= *runs; run++ {
 		log.Printf("run %d of %d", run, *runs)
 		for _, wl := range []struct {
@@ -104,20 +117,17 @@ func main() {
 				for _, t := range targets {
 					// Keys of this case's own: a case never meets the locks an earlier one left
 					// (a SET NX that finds its key taken costs the backends less).
-					r, err := redisBenchmark(t.addr, 50, p, *requests, ownKeys(wl.cmd, fmt.Sprintf("%s:%d:%d", t.name, p, run))...)
-					check(err)
+					r := rbench(t.addr, 50, p, *requests, ownKeys(wl.cmd, fmt.Sprintf("%s:%d:%d", t.name, p, run))...)
 					m.add(fmt.Sprintf("%s/P%d/%s", wl.name, p, t.name), r.rps)
 				}
 			}
 		}
 		for _, p := range []int{1, 16} { // the fenced acquire, beside this run's SET NX PX on N=5
-			r, err := redisBenchmark(proxies[5].addr, 50, p, *requests, ownKeys(fencedCommand, fmt.Sprintf("n5:%d:%d", p, run))...)
-			check(err)
+			r := rbench(proxies[5].addr, 50, p, *requests, ownKeys(fencedCommand, fmt.Sprintf("n5:%d:%d", p, run))...)
 			m.add(fmt.Sprintf("fenced/P%d/n5", p), r.rps)
 		}
 		for _, t := range []struct{ name, addr string }{{"direct", direct}, {"n5", proxies[5].addr}} {
-			r, err := redisBenchmark(t.addr, 1, 1, *requests/5, ownKeys(setCommand, fmt.Sprintf("%s:p50:%d", t.name, run))...)
-			check(err)
+			r := rbench(t.addr, 1, 1, *requests/5, ownKeys(setCommand, fmt.Sprintf("%s:p50:%d", t.name, run))...)
 			m.add("lat/p50/"+t.name, r.p50)
 			m.add("lat/p99/"+t.name, r.p99)
 		}
