@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,18 +29,9 @@ func TestReview104OneRoundStress(t *testing.T) {
 	_, addr2 := h.Serve()
 	_, stopLoad := fencedLoad(t, h, addr2, "r104s:load", 3*time.Second)
 	defer stopLoad()
-	var stopNemesis atomic.Bool
-	var nemesis sync.WaitGroup
-	nemesis.Go(func() {
-		for i := 0; !stopNemesis.Load(); i++ {
-			b := h.Backend[(i*3)%5]
-			time.Sleep(time.Duration(10+(i*37)%150) * time.Millisecond)
-			b.Pause()
-			time.Sleep(time.Duration(30+(i*53)%220) * time.Millisecond)
-			b.Resume()
-		}
-	})
-	defer func() { stopNemesis.Store(true); nemesis.Wait() }()
+	defer pauseNemesis(h, func(i int) (int, time.Duration, time.Duration) {
+		return (i * 3) % 5, time.Duration(10+(i*37)%150) * time.Millisecond, time.Duration(30+(i*53)%220) * time.Millisecond
+	})()
 	type grant struct {
 		at   time.Time
 		tok  int64

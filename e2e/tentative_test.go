@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -274,18 +273,9 @@ func TestTentativePausesOutbidRace(t *testing.T) {
 	_, addr2 := h.Serve()
 	_, stopLoad := fencedLoad(t, h, addr2, "tentpause:load", 3*time.Second)
 	defer stopLoad()
-	var stopNemesis atomic.Bool
-	var nemesis sync.WaitGroup
-	nemesis.Go(func() {
-		for i := 0; !stopNemesis.Load(); i++ {
-			b := h.Backend[i%3]
-			time.Sleep(time.Duration(20+(i*37)%200) * time.Millisecond)
-			b.Pause()
-			time.Sleep(time.Duration(50+(i*53)%400) * time.Millisecond)
-			b.Resume()
-		}
-	})
-	defer func() { stopNemesis.Store(true); nemesis.Wait() }()
+	defer pauseNemesis(h, func(i int) (int, time.Duration, time.Duration) {
+		return i % 3, time.Duration(20+(i*37)%200) * time.Millisecond, time.Duration(50+(i*53)%400) * time.Millisecond
+	})()
 	a := oneConn(h)
 	b := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
 	rd := h.Client(func(o *redis.Options) { o.Addr, o.PoolSize = addr2, 1 })
