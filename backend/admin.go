@@ -111,7 +111,7 @@ func readInfo(ctx context.Context, c infoSource, fixed *identity) (quorum.NodeIn
 // values) to info.
 func withMarks(info quorum.NodeInfo, marks []any) quorum.NodeInfo {
 	marker, _ := marks[0].(string)
-	info.Marked, info.Intact = marker != "", marker != "" && marker == info.RunID
+	info.Marked, info.Intact, info.Marker = marker != "", marker != "" && quorum.MarkerRun(marker) == info.RunID, marker
 	if s, ok := marks[1].(string); ok {
 		ms, _ := strconv.ParseInt(s, 10, 64)
 		info.MaxTTL = time.Duration(ms) * time.Millisecond
@@ -185,13 +185,13 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last.
-func (n *Node) Repair(ctx context.Context, runID string, counters map[string]int64) error {
+func (n *Node) Repair(ctx context.Context, marker string, counters map[string]int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
 	for i := 0; i == 0 || i < len(keys); i += 500 {
 		chunk := keys[i:min(i+500, len(keys))]
 		args := []any{""}
 		if i+500 >= len(keys) {
-			args[0] = runID
+			args[0] = marker
 		}
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
@@ -204,8 +204,8 @@ func (n *Node) Repair(ctx context.Context, runID string, counters map[string]int
 }
 
 // MarkNew implements quorum.Node: one script that checks and marks at once.
-func (n *Node) MarkNew(ctx context.Context, runID string, counters map[string]int64) error {
-	args := []any{runID}
+func (n *Node) MarkNew(ctx context.Context, marker string, counters map[string]int64) error {
+	args := []any{marker}
 	for _, k := range slices.Sorted(maps.Keys(counters)) {
 		args = append(args, k, counters[k])
 	}

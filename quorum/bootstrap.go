@@ -102,7 +102,7 @@ func Bootstrap(ctx context.Context, nodes []Node, window time.Duration) ([]strin
 	seed := CounterSeed(time.Now())
 	var done []string
 	for i, n := range nodes {
-		if err := n.MarkNew(ctx, infos[i].RunID, map[string]int64{TokenKey: seed}); err != nil {
+		if err := n.MarkNew(ctx, NewMarker(infos[i].RunID), map[string]int64{TokenKey: seed}); err != nil {
 			return done, fmt.Errorf("bootstrap stopped at %s: %w; the backends marked so far are listed, the rest keep their restart quarantine", n.Addr(), err)
 		}
 		done = append(done, fmt.Sprintf("%s: marked as new (run_id %s), token counter seeded at %d", n.Addr(), infos[i].RunID, seed))

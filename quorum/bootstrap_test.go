@@ -8,7 +8,7 @@ import (
 )
 
 // MarkNew implements Node.
-func (f *fakeNode) MarkNew(ctx context.Context, runID string, counters map[string]int64) error {
+func (f *fakeNode) MarkNew(ctx context.Context, marker string, counters map[string]int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -20,7 +20,7 @@ func (f *fakeNode) MarkNew(ctx context.Context, runID string, counters map[strin
 	for k, v := range counters {
 		f.raiseLocked(k, v)
 	}
-	f.marker = runID
+	f.marker = marker
 	return nil
 }
 
@@ -44,7 +44,7 @@ func TestBootstrapIsAOneTimeAct(t *testing.T) {
 		t.Fatalf("fresh nodes: %v, %v", done, err)
 	}
 	for _, f := range fs {
-		if f.marker != f.info.RunID || f.counter(TokenKey) < before {
+		if MarkerRun(f.marker) != f.info.RunID || f.counter(TokenKey) < before {
 			t.Fatalf("%s: marker %q, token counter %d; want its run and at least %d", f.name, f.marker, f.counter(TokenKey), before)
 		}
 	}

@@ -91,13 +91,19 @@
 // engine that granted on it. A node that fsyncs every write keeps its
 // locks and records across a restart and is not quarantined.
 //
-// Deployment markers (IntactKey) name the run_id they were written on, and
-// are written only on a node that votes (or by Bootstrap). A node whose marker names its
+// Deployment markers (IntactKey) name the run_id they were written on and
+// an id of the marking (NewMarker), and are written only on a node that
+// votes (or by Bootstrap), never over a marker of the same run. A node whose marker names its
 // current run has been up without a break since it was marked, so it holds
 // every lock granted since: it counts whatever its age. A node without such
 // a marker while Q others carry theirs lost its state (restarted, replaced
 // by an empty server, flushed): it waits the window from first sight,
-// whatever its uptime. With no markers anywhere the uptime rule applies.
+// whatever its uptime. A node this engine knew marked whose marker is gone,
+// or another, under the same run_id was flushed (or its keys deleted, and
+// then marked again by some replica): it waits the window from that
+// sight, whatever its persistence (health.observe; review105). The flush
+// is seen at the next health check. With no markers anywhere the uptime
+// rule applies.
 //
 // A quarantine an engine started ends only by that engine's clock
 // (TestQuarantineEndsOnlyByOwnClock; e2e

@@ -76,7 +76,7 @@ func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	info := f.info
-	info.Intact, info.Marked, info.MaxTTL = f.marker == info.RunID, f.marker != "", f.record
+	info.Intact, info.Marked, info.Marker, info.MaxTTL = f.marker != "" && MarkerRun(f.marker) == info.RunID, f.marker != "", f.marker, f.record
 	return info, f.infoErr
 }
 
@@ -106,7 +106,7 @@ func (f *fakeNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node.
-func (f *fakeNode) Repair(ctx context.Context, runID string, counters map[string]int64) error {
+func (f *fakeNode) Repair(ctx context.Context, marker string, counters map[string]int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -115,7 +115,9 @@ func (f *fakeNode) Repair(ctx context.Context, runID string, counters map[string
 	for k, v := range counters {
 		f.raiseLocked(k, v)
 	}
-	f.marker = runID
+	if f.marker == "" || MarkerRun(f.marker) != MarkerRun(marker) {
+		f.marker = marker
+	}
 	return nil
 }
 

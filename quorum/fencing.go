@@ -88,12 +88,18 @@ func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
 	h.mu.Lock()
 	runID := h.runID
 	h.mu.Unlock()
-	if err := e.nodes[i].Repair(ctx, runID, maps.Clone(counters)); err != nil {
+	if err := e.nodes[i].Repair(ctx, NewMarker(runID), maps.Clone(counters)); err != nil {
 		e.opts.logger.Warn("fencing counter repair failed; retried at the next check", "node", e.nodes[i].Addr(), "err", err)
 		return
 	}
+	// The marker it carries now (this one, or another replica's that came
+	// first): observe compares the next one read with it (a flush).
+	info, err := e.nodes[i].Info(ctx)
 	h.mu.Lock()
-	h.intact, h.marked = h.runID == runID, true
+	h.intact, h.marked, h.marker = h.runID == runID, true, ""
+	if err == nil && info.RunID == runID && h.runID == runID {
+		h.intact, h.marker = info.Intact, info.Marker
+	}
 	h.mu.Unlock()
 	if counters != nil {
 		e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))

@@ -21,6 +21,8 @@ type health struct {
 	persistent  bool
 	intact      bool      // carries the marker of its current run: holds everything written since it was marked
 	marked      bool      // carries a marker, of this run or an earlier one
+	marker      string    // the marker as last read (NodeInfo.Marker)
+	flushed     time.Time // when its marker was seen lost or rewritten under the same run (zero: never)
 	firstSeen   time.Time // when this engine first read its identity
 	recorded    bool      // this engine's max-TTL record is written on this run of the backend
 	since       time.Time // quarantine runs from here for the window (zero: none)
@@ -60,8 +62,14 @@ func (h *health) observe(info NodeInfo, now time.Time) string {
 		event = "backend restarted; quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
 		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
+	case h.intact && h.marker != "" && info.Marker != h.marker:
+		// The same run, its marker gone or written anew: the backend was
+		// flushed (or its keys deleted) and may have lost locks, whatever
+		// its persistence (review105).
+		h.flushed, h.recorded = now, false
+		event = "backend lost its deployment marker without restarting (flushed, or its keys deleted); quarantined until every lock it could have lost has expired"
 	}
-	h.known, h.runID, h.persistent, h.intact, h.marked = true, info.RunID, info.Persistent, info.Intact, info.Marked
+	h.known, h.runID, h.persistent, h.intact, h.marked, h.marker = true, info.RunID, info.Persistent, info.Intact, info.Marked, info.Marker
 	h.started = now.Add(-info.Uptime)
 	return event
 }
@@ -92,7 +100,7 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, recorded, persistent, since, restarted := h.dupOf, h.known, h.recorded, h.persistent, h.since, h.restarted
-	intact, firstSeen := h.intact, h.firstSeen
+	intact, firstSeen, flushed := h.intact, h.firstSeen, h.flushed
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
 	switch {
@@ -104,6 +112,9 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 		return "quarantined until its identity (run_id) is read", false
 	case !recorded:
 		return "quarantined until this replica's max-TTL record is written on it", false
+	case now.Before(flushed.Add(window)):
+		return fmt.Sprintf("quarantined for %s more: its deployment marker vanished %s ago without a restart (flushed, or its keys deleted), so it may have lost locks",
+			flushed.Add(window).Sub(now).Round(time.Second), now.Sub(flushed).Round(time.Second)), false
 	case persistent:
 		return "", false
 	case now.Before(since.Add(window)) && !restarted.IsZero():
@@ -134,12 +145,15 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, persistent, since, restarted := h.dupOf, h.known, h.persistent, h.since, h.restarted
-	intact, firstSeen := h.intact, h.firstSeen
+	intact, firstSeen, flushed := h.intact, h.firstSeen, h.flushed
 	h.mu.Unlock()
+	window := e.QuarantineWindow()
+	if dup == "" && known && now.Before(flushed.Add(window)) {
+		return true
+	}
 	if dup != "" || !known || persistent {
 		return false
 	}
-	window := e.QuarantineWindow()
 	switch {
 	case now.Before(since.Add(window)):
 		return e.quarantineLeft(i, now) != "" // unless its marker vouches for it
@@ -285,12 +299,15 @@ func (e *Engine) Status() []NodeStatus {
 		h.mu.Lock()
 		out[i] = NodeStatus{Addr: e.nodes[i].Addr(), Up: h.up, RunID: h.runID, Persistent: h.persistent, Latency: h.latency,
 			Err: h.err, Intact: h.intact, DuplicateOf: h.dupOf}
-		since, persistent, known := h.since, h.persistent, h.known
+		since, persistent, known, flushed := h.since, h.persistent, h.known, h.flushed
 		h.mu.Unlock()
 		if !e.opts.Quarantine || out[i].DuplicateOf != "" {
 			continue
 		}
-		if end := since.Add(e.QuarantineWindow()); !persistent && now.Before(end) {
+		window := e.QuarantineWindow()
+		if end := flushed.Add(window); now.Before(end) {
+			out[i].Quarantined = end.Sub(now)
+		} else if end := since.Add(window); !persistent && now.Before(end) {
 			out[i].Quarantined = end.Sub(now)
 		} else if out[i].Up && (!known || !e.counts(i, now)) {
 			out[i].Quarantined = -1 // identity, record, marker or others' records pending

@@ -2,6 +2,8 @@ package quorum
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -18,7 +20,8 @@ const (
 	// lock-delay.
 	metaPrefix = InternalPrefix + "m:"
 	// IntactKey (no TTL) holds the run_id of the backend when an engine
-	// marked it intact; see NodeInfo.Intact.
+	// marked it intact, and the marking's id (NewMarker); see
+	// NodeInfo.Intact.
 	IntactKey = InternalPrefix + "intact"
 	// CountersKey is the set of fencing counter keys on a backend.
 	CountersKey = InternalPrefix + "counters"
@@ -144,4 +147,16 @@ func reservedKey(keys ...string) error {
 		}
 	}
 	return nil
+}
+
+// NewMarker is a deployment marker for a backend's run runID: the run_id,
+// a space and a random id of this marking, so that a marker lost under the
+// same run (a flush) and written again reads differently (health.observe).
+func NewMarker(runID string) string { return fmt.Sprintf("%s %016x", runID, rand.Uint64()) }
+
+// MarkerRun is the run_id a deployment marker names (markers written before
+// NewMarker are the run_id alone).
+func MarkerRun(marker string) string {
+	run, _, _ := strings.Cut(marker, " ")
+	return run
 }

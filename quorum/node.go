@@ -48,14 +48,15 @@ type Node interface {
 	// Off the lock path: repairs call it.
 	Counters(ctx context.Context) (map[string]int64, error)
 	// Repair raises each counter to at least its value in counters, then
-	// marks the backend intact for its run runID (NodeInfo.Intact). Off the
-	// lock path.
-	Repair(ctx context.Context, runID string, counters map[string]int64) error
-	// MarkNew marks a backend of a new deployment for its run runID and
+	// marks the backend intact with marker (NewMarker: its run_id and a
+	// marking's id; NodeInfo.Intact) unless a marker of that run is there
+	// already. Off the lock path.
+	Repair(ctx context.Context, marker string, counters map[string]int64) error
+	// MarkNew marks a backend of a new deployment with marker (NewMarker) and
 	// raises each counter to at least its value in counters (Bootstrap), in
 	// one step and only where it carries no marker and no max-TTL record;
 	// else it changes nothing and reports ErrNotNew. Off the lock path.
-	MarkNew(ctx context.Context, runID string, counters map[string]int64) error
+	MarkNew(ctx context.Context, marker string, counters map[string]int64) error
 	// Close stops the node; operations still queued fail.
 	Close() error
 }
@@ -75,6 +76,10 @@ type NodeInfo struct {
 	Intact bool
 	// Marked: it carries a marker, of this run or an earlier one.
 	Marked bool
+	// Marker is the marker as it stands ("" none): its run_id and the id
+	// of the marking (NewMarker). One that changes under the same run was
+	// lost (the backend was flushed, or its keys deleted) and written again.
+	Marker string
 	// MaxTTL is the backend's record of the longest padded TTL (plus
 	// lock-delay) any engine may grant; 0 when none was written.
 	MaxTTL time.Duration
