@@ -185,19 +185,23 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last.
-func (n *Node) Repair(ctx context.Context, marker string, counters map[string]int64) error {
+func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
 	for i := 0; i == 0 || i < len(keys); i += 500 {
 		chunk := keys[i:min(i+500, len(keys))]
-		args := []any{""}
+		args := []any{"", expect}
 		if i+500 >= len(keys) {
 			args[0] = marker
 		}
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
 		}
-		if err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey}, args...).Err(); err != nil {
+		done, err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey}, args...).Int64()
+		if err != nil {
 			return err
+		}
+		if done == 0 {
+			return quorum.ErrMarkerChanged
 		}
 	}
 	return nil

@@ -55,6 +55,10 @@ const SeedPerMs = 1000
 // deployment is marked at now (bootstrap, or every backend found unmarked).
 func CounterSeed(now time.Time) int64 { return max(now.UnixMilli(), 0) * SeedPerMs }
 
+// ErrMarkerChanged says a backend's marker is not the one its repair
+// expected: it was not marked.
+var ErrMarkerChanged = errors.New("its deployment marker changed since it was read")
+
 // ErrNotNew says a backend is not part of a new deployment: Bootstrap
 // changed nothing on it.
 var ErrNotNew = errors.New("not a new deployment")

@@ -98,12 +98,18 @@
 // every lock granted since: it counts whatever its age. A node without such
 // a marker while Q others carry theirs lost its state (restarted, replaced
 // by an empty server, flushed): it waits the window from first sight,
-// whatever its uptime. A node this engine knew marked whose marker is gone,
-// or another, under the same run_id was flushed (or its keys deleted, and
-// then marked again by some replica): it waits the window from that
-// sight, whatever its persistence (health.observe; review105). The flush
-// is seen at the next health check. With no markers anywhere the uptime
-// rule applies.
+// whatever its uptime. A node whose marker this engine knew, gone, or (of
+// its current run) another, under the same run_id, was flushed (or its
+// keys deleted, and then marked again by some replica): it waits the
+// window from that sight, whatever its persistence; so does a node that
+// fsyncs every write and comes back from a restart without the marker it
+// had, or carries none at first sight while Q others carry theirs
+// (health.observe, quarantine; review105, review106). Only checks begun
+// after this engine's last repair of the node judge its marker, and a
+// repair marks a node only where its marker still reads as last seen
+// (repair.lua), so a flush between the check and the repair is seen by
+// the next check. The flush is seen at the next health check. With no
+// markers anywhere the uptime rule applies.
 //
 // A quarantine an engine started ends only by that engine's clock
 // (TestQuarantineEndsOnlyByOwnClock; e2e

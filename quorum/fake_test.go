@@ -106,7 +106,7 @@ func (f *fakeNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node.
-func (f *fakeNode) Repair(ctx context.Context, marker string, counters map[string]int64) error {
+func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -115,7 +115,11 @@ func (f *fakeNode) Repair(ctx context.Context, marker string, counters map[strin
 	for k, v := range counters {
 		f.raiseLocked(k, v)
 	}
-	if f.marker == "" || MarkerRun(f.marker) != MarkerRun(marker) {
+	switch {
+	case f.marker != "" && MarkerRun(f.marker) == MarkerRun(marker):
+	case f.marker != expect:
+		return ErrMarkerChanged
+	default:
 		f.marker = marker
 	}
 	return nil

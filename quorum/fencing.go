@@ -86,21 +86,29 @@ func (e *Engine) tendCounters(ctx context.Context) {
 func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
 	h := e.health[i]
 	h.mu.Lock()
-	runID := h.runID
+	runID, expect := h.runID, h.marker
 	h.mu.Unlock()
-	if err := e.nodes[i].Repair(ctx, NewMarker(runID), maps.Clone(counters)); err != nil {
+	err := e.nodes[i].Repair(ctx, NewMarker(runID), expect, maps.Clone(counters))
+	// The marker it carries now (this one, or another replica's that came
+	// first): observe compares the next one read with it (a flush). A
+	// check read begun before this moment says nothing of a flush.
+	info, ierr := e.nodes[i].Info(ctx)
+	h.mu.Lock()
+	h.repaired = time.Now()
+	if err == nil {
+		h.intact, h.marked, h.marker = false, true, ""
+	}
+	if ierr == nil && info.RunID == runID && h.runID == runID {
+		h.intact, h.marked, h.marker = info.Intact, info.Marked, info.Marker
+		if err == nil && info.Marker == "" { // marked a moment ago, gone: flushed
+			h.flushed, h.recorded = time.Now(), false
+		}
+	}
+	h.mu.Unlock()
+	if err != nil {
 		e.opts.logger.Warn("fencing counter repair failed; retried at the next check", "node", e.nodes[i].Addr(), "err", err)
 		return
 	}
-	// The marker it carries now (this one, or another replica's that came
-	// first): observe compares the next one read with it (a flush).
-	info, err := e.nodes[i].Info(ctx)
-	h.mu.Lock()
-	h.intact, h.marked, h.marker = h.runID == runID, true, ""
-	if err == nil && info.RunID == runID && h.runID == runID {
-		h.intact, h.marker = info.Intact, info.Marker
-	}
-	h.mu.Unlock()
 	if counters != nil {
 		e.opts.logger.Info("fencing counters repaired: the backend counts toward tokens again", "node", e.nodes[i].Addr(), "counters", len(counters))
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
 )
@@ -23,6 +24,7 @@ type health struct {
 	marked      bool      // carries a marker, of this run or an earlier one
 	marker      string    // the marker as last read (NodeInfo.Marker)
 	flushed     time.Time // when its marker was seen lost or rewritten under the same run (zero: never)
+	repaired    time.Time // when this engine's last repair of it ended (marker reads begun before say nothing)
 	firstSeen   time.Time // when this engine first read its identity
 	recorded    bool      // this engine's max-TTL record is written on this run of the backend
 	since       time.Time // quarantine runs from here for the window (zero: none)
@@ -45,10 +47,21 @@ type health struct {
 // marker that appears later (another replica's, or any write) never ends
 // it, as this engine cannot tell who wrote it or whether that writer saw
 // the restart. It returns what changed, for the log, or "".
-func (h *health) observe(info NodeInfo, now time.Time) string {
+//
+// A marker this engine knew that is gone, or (of the current run) written
+// anew by a replica of this version, says the backend was flushed (or its
+// keys deleted) and may have lost locks: it is quarantined from now for
+// the window, whatever its persistence (review105, review106). Only a read
+// begun after this engine's last repair of it is judged so (readStart).
+func (h *health) observe(info NodeInfo, readStart, now time.Time) string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	event := ""
+	judged := !readStart.IsZero() && !readStart.Before(h.repaired)
+	// A read of the same run begun before this engine's last repair ended
+	// (or of unknown start: a new connection's) may show the marker from
+	// before it: the repair's own reading stands until the next check.
+	fresh := !h.known || info.RunID != h.runID || judged
 	switch {
 	case info.RunID == "":
 		return ""
@@ -60,18 +73,30 @@ func (h *health) observe(info NodeInfo, now time.Time) string {
 	case h.known && info.RunID != h.runID && !info.Persistent:
 		h.since, h.restarted, h.recorded = now, now, false
 		event = "backend restarted; quarantined until every lock it could have lost has expired"
+	case h.known && info.RunID != h.runID && judged && h.marker != "" && info.Marker == "":
+		h.flushed, h.recorded = now, false // it kept its data over the restart, but not its marker
+		event = "backend restarted without its deployment marker (flushed before); quarantined until every lock it could have lost has expired"
 	case h.known && info.RunID != h.runID:
 		event = "backend restarted; it fsyncs every write, so no quarantine" // and it kept every record
-	case h.intact && h.marker != "" && info.Marker != h.marker:
-		// The same run, its marker gone or written anew: the backend was
-		// flushed (or its keys deleted) and may have lost locks, whatever
-		// its persistence (review105).
+	case judged && h.marker != "" && markerLost(h.marker, info.Marker, info.RunID):
 		h.flushed, h.recorded = now, false
-		event = "backend lost its deployment marker without restarting (flushed, or its keys deleted); quarantined until every lock it could have lost has expired"
+		event = "backend lost its deployment marker (flushed, or its keys deleted); quarantined until every lock it could have lost has expired"
 	}
-	h.known, h.runID, h.persistent, h.intact, h.marked, h.marker = true, info.RunID, info.Persistent, info.Intact, info.Marked, info.Marker
+	h.known, h.runID, h.persistent = true, info.RunID, info.Persistent
+	if fresh {
+		h.intact, h.marked, h.marker = info.Intact, info.Marked, info.Marker
+	}
 	h.started = now.Add(-info.Uptime)
 	return event
+}
+
+// markerLost reports whether a backend whose marker was known and now
+// reads cur, under the same run, lost it: gone, or a marker of this run
+// written anew by a replica of this version (one with a marking id; a
+// replica from before markers had one rewrites them as the bare run_id,
+// which is no loss: a repair never rewrites a marker of the same run).
+func markerLost(known, cur, run string) bool {
+	return cur == "" || cur != known && MarkerRun(known) == run && strings.Contains(cur, " ")
 }
 
 // counts reports whether node i's "yes" may count toward an acquire or
@@ -100,7 +125,7 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, recorded, persistent, since, restarted := h.dupOf, h.known, h.recorded, h.persistent, h.since, h.restarted
-	intact, firstSeen, flushed := h.intact, h.firstSeen, h.flushed
+	intact, firstSeen, flushed, marked := h.intact, h.firstSeen, h.flushed, h.marked
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
 	switch {
@@ -113,8 +138,13 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	case !recorded:
 		return "quarantined until this replica's max-TTL record is written on it", false
 	case now.Before(flushed.Add(window)):
-		return fmt.Sprintf("quarantined for %s more: its deployment marker vanished %s ago without a restart (flushed, or its keys deleted), so it may have lost locks",
+		return fmt.Sprintf("quarantined for %s more: its deployment marker vanished %s ago (flushed, or its keys deleted), so it may have lost locks",
 			flushed.Add(window).Sub(now).Round(time.Second), now.Sub(flushed).Round(time.Second)), false
+	case persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
+		// It keeps its data over restarts, but carries no marker at all
+		// where the others carry theirs: it was flushed (review106).
+		return fmt.Sprintf("quarantined for %s more: it carries no marker where the other backends carry theirs (flushed), so it may have lost locks",
+			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case persistent:
 		return "", false
 	case now.Before(since.Add(window)) && !restarted.IsZero():
@@ -145,10 +175,11 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	h := e.health[i]
 	h.mu.Lock()
 	dup, known, persistent, since, restarted := h.dupOf, h.known, h.persistent, h.since, h.restarted
-	intact, firstSeen, flushed := h.intact, h.firstSeen, h.flushed
+	intact, firstSeen, flushed, marked := h.intact, h.firstSeen, h.flushed, h.marked
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
-	if dup == "" && known && now.Before(flushed.Add(window)) {
+	if dup == "" && known && (now.Before(flushed.Add(window)) ||
+		persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum) {
 		return true
 	}
 	if dup != "" || !known || persistent {

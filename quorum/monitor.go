@@ -14,7 +14,7 @@ func (e *Engine) watchHealth(ctx context.Context) {
 	for i, n := range e.nodes {
 		h := &health{nudge: make(chan struct{}, 1)}
 		e.health[i] = h
-		n.Watch(func(info NodeInfo) { e.learn(i, info) })
+		n.Watch(func(info NodeInfo) { e.learn(i, info, time.Time{}) })
 	}
 	e.hadQuorum.Store(false) // starting without a quorum is said once, as a warning
 	var first sync.WaitGroup
@@ -62,10 +62,11 @@ func (e *Engine) noteVoting(i int) {
 	}
 }
 
-// learn records what node i said of itself, on a check or a new connection.
-func (e *Engine) learn(i int, info NodeInfo) {
+// learn records what node i said of itself, on a check (read from
+// readStart) or a new connection (zero readStart: its marker is not judged).
+func (e *Engine) learn(i int, info NodeInfo, readStart time.Time) {
 	h, n := e.health[i], e.nodes[i]
-	if event := h.observe(info, time.Now()); event != "" {
+	if event := h.observe(info, readStart, time.Now()); event != "" {
 		e.opts.logger.Warn(event, "node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.Quarantine)
 		for j := range e.nodes {
 			e.nudgeCheck(j) // this engine's record on the new run, and every other's read, soon
@@ -166,7 +167,7 @@ func (e *Engine) check(ctx context.Context, i int) {
 	answered := err == nil || errors.As(err, &rerr) // a Redis error reply: up, identity unknown
 	recorded := false
 	if err == nil {
-		e.learn(i, info)
+		e.learn(i, info, start)
 		rctx, rcancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 		var record time.Duration
 		if record, err = n.Record(rctx, e.ownWindow()); err == nil {

@@ -50,8 +50,10 @@ type Node interface {
 	// Repair raises each counter to at least its value in counters, then
 	// marks the backend intact with marker (NewMarker: its run_id and a
 	// marking's id; NodeInfo.Intact) unless a marker of that run is there
-	// already. Off the lock path.
-	Repair(ctx context.Context, marker string, counters map[string]int64) error
+	// already; and only where the marker there is still expect (the one
+	// the engine last read, "" none), else it reports ErrMarkerChanged (a
+	// flush since: the engine's next check judges it). Off the lock path.
+	Repair(ctx context.Context, marker, expect string, counters map[string]int64) error
 	// MarkNew marks a backend of a new deployment with marker (NewMarker) and
 	// raises each counter to at least its value in counters (Bootstrap), in
 	// one step and only where it carries no marker and no max-TTL record;

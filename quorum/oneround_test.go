@@ -16,10 +16,33 @@ func TestFencedGrantInOneRound(t *testing.T) {
 	fs, ns := fakes(5)
 	e := newEngine(t, ns)
 	ctx := context.Background()
+	// The first grant wins nodes 0-2 only: a fake runs each op on its own
+	// goroutine, so a straggling acquire could land after the grant's
+	// confirmation (a real node's link keeps their order) and count once
+	// more there.
+	for _, f := range fs[3:] {
+		f.setOpFault("setnx", errRefused, nil)
+	}
 	first, err := e.AcquireFenced(ctx, "one", "a", 10*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the first grant's acquires refused on nodes 3 and 4", func() bool {
+		return fs[3].callCount("setnx") == 1 && fs[4].callCount("setnx") == 1
+	})
+	for _, f := range fs[3:] {
+		f.setOpFault("setnx", nil, nil)
+	}
+	// Its confirmation raised nodes 3 and 4 to its token too: the next
+	// grant's holders then count up to one token, wherever it wins.
+	waitFor(t, "the confirmation on every node", func() bool {
+		for _, f := range fs {
+			if f.counter(TokenKey) != first.Token {
+				return false
+			}
+		}
+		return true
+	})
 	if err := e.Release(ctx, "one", "a"); err != nil {
 		t.Fatal(err)
 	}
@@ -69,6 +92,9 @@ func TestFencedGrantRaisesWhereItsHoldersCountersDiffer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the first grant's acquires refused on nodes 3 and 4", func() bool {
+		return fs[3].callCount("setnx") == 1 && fs[4].callCount("setnx") == 1
+	})
 	for _, f := range fs[:3] {
 		if f.callCount("first raise") == 0 {
 			t.Fatalf("%s: the grant did not raise its holders' counters to its token", f.name)
