@@ -79,7 +79,7 @@ func (r *tentRig) notes(key string) []string {
 // TestTentativeClockStepOneToken (helper-57, safety; failed 20 of 20 on
 // 079d45f, whose tentative token settled by the backend's clock): a fenced
 // acquire of k through replica 1 INCRs the 3 backends' counters, apart
-// (backend 0's one ahead), so its token T1 needs a raise; another key's
+// (no two alike), so its token T1 needs a raise; another key's
 // grant (replica 2) raises the shared counter before k's first raise lands,
 // so that raise (tentative " ?T1") is outbid and a second raise of T2 is
 // sent. While it is on its way to backends 0 and 1 (held ~10ms on the
@@ -135,11 +135,15 @@ func tentClockStep(t *testing.T, stepBack bool) {
 	}
 	rig = newTentRig(t, hook)
 	ctx := t.Context()
-	// Another key's grant counted on backend 0 alone: k's holders' counters
-	// differ, so its grant raises (with Q counters at its token it would
-	// need no raise, oneRound).
-	if err := rig.servers[0].Client().Incr(ctx, quorum.TokenKey).Err(); err != nil {
-		t.Fatal(err)
+	// Other keys' grants counted twice on backend 0 and once on backend 1:
+	// the three counters differ, so whichever two holders the grant is
+	// decided on, they disagree and it raises (with Q counters at its
+	// token it would need no raise, oneRound; the CI of 455dfff decided
+	// on backends 1 and 2 when only backend 0 was ahead).
+	for i, by := range []int64{2, 1} {
+		if err := rig.servers[i].Client().IncrBy(ctx, quorum.TokenKey, by).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	type res struct {
 		tok int64
