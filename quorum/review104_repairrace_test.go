@@ -43,15 +43,7 @@ func TestReview104RepairBetweenIncrAndFence(t *testing.T) {
 	eventuallyTrue(t, func() bool { st := e.Status(); return st[0].Why == "" && !st[0].Intact }) // votes, unrepaired
 	gate := make(chan struct{})
 	fs[1].setOpFault("setnx", nil, gate)
-	type res struct {
-		g   Grant
-		err error
-	}
-	done := make(chan res, 1)
-	go func() {
-		g, err := e.AcquireFenced(ctx, "k", "g", 300*time.Millisecond)
-		done <- res{g, err}
-	}()
+	done := fencedAsync(e, "k", "g", 300*time.Millisecond)
 	eventuallyTrue(t, func() bool { _, ok := fs[0].get("k"); return ok }) // node 0 counted: 1
 	fs[0].mu.Lock()
 	t.Logf("node 0's copy of G's lock: %+v; its counter %s; status %+v", fs[0].data["k"], fs[0].data[TokenKey].value, e.Status()[0])
