@@ -159,9 +159,16 @@ func (ri redisInfo) appendfsync(ctx context.Context) (string, error) {
 }
 
 // Record implements quorum.Node.
-func (n *Node) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
-	ms, err := recordScript.Run(ctx, n.client, []string{quorum.MaxTTLKey}, ttl.Milliseconds()).Int64()
-	return time.Duration(ms) * time.Millisecond, err
+func (n *Node) Record(ctx context.Context, ttl time.Duration, engine string) (time.Duration, bool, error) {
+	vals, err := recordScript.Run(ctx, n.client, []string{quorum.MaxTTLKey, quorum.EngineKey(engine)},
+		ttl.Milliseconds(), quorum.EngineKeyTTL.Milliseconds()).Int64Slice()
+	if err == nil && len(vals) != 2 {
+		err = fmt.Errorf("record script answered %d values", len(vals))
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	return time.Duration(vals[0]) * time.Millisecond, vals[1] == 1, nil
 }
 
 // Counters implements quorum.Node.

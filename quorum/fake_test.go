@@ -33,8 +33,9 @@ type fakeNode struct {
 	info     NodeInfo
 	infoErr  error // what health checks get
 	watch    func(NodeInfo)
-	marker   string        // the run_id its deployment marker names, "" for none
-	record   time.Duration // the max-TTL record
+	marker   string          // the run_id its deployment marker names, "" for none
+	record   time.Duration   // the max-TTL record
+	engines  map[string]bool // engines' presences (EngineKey)
 	counters map[string]bool
 	queues   map[string]map[string]fakeWaiter // lock key -> waiter -> place
 	marks    bool                             // a release with a Mark answers Noted (the lock had a lock-delay)
@@ -81,14 +82,19 @@ func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 }
 
 // Record implements Node.
-func (f *fakeNode) Record(ctx context.Context, ttl time.Duration) (time.Duration, error) {
+func (f *fakeNode) Record(ctx context.Context, ttl time.Duration, engine string) (time.Duration, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.infoErr != nil {
-		return 0, f.infoErr
+		return 0, false, f.infoErr
 	}
 	f.record = max(f.record, ttl)
-	return f.record, nil
+	had := f.engines[engine]
+	if f.engines == nil {
+		f.engines = map[string]bool{}
+	}
+	f.engines[engine] = true
+	return f.record, had, nil
 }
 
 // Counters implements Node.
@@ -160,14 +166,18 @@ func (f *fakeNode) Watch(w func(NodeInfo)) {
 	f.watch = w
 }
 
-// restart empties the node and gives it a new run_id, announced the way a
-// reconnect announces it.
+// restart starts a new run of the backend (a new run_id, announced the way
+// a reconnect announces it): empty, or with persistent (appendfsync always)
+// everything it held.
 func (f *fakeNode) restart(persistent bool) {
 	f.mu.Lock()
-	f.data, f.counters, f.marker, f.record = map[string]fakeEntry{}, map[string]bool{}, "", 0
+	if !persistent {
+		f.data, f.counters, f.marker, f.record, f.engines = map[string]fakeEntry{}, map[string]bool{}, "", 0, nil
+	}
 	f.info = NodeInfo{RunID: f.info.RunID + "+", Uptime: 0, Persistent: persistent}
-	info, w := f.info, f.watch
+	w := f.watch
 	f.mu.Unlock()
+	info, _ := f.Info(context.Background())
 	w(info)
 }
 

@@ -27,6 +27,7 @@ type health struct {
 	repaired    time.Time // when this engine's last repair of it ended (marker reads begun before say nothing)
 	firstSeen   time.Time // when this engine first read its identity
 	recorded    bool      // this engine's max-TTL record is written on this run of the backend
+	presentRun  string    // the run on which this engine last wrote its presence (EngineKey), "" never
 	since       time.Time // quarantine runs from here for the window (zero: none)
 	started     time.Time // when its current run began, by its uptime
 	restarted   time.Time // when a new run_id was seen (zero: never)
@@ -90,6 +91,26 @@ func (h *health) observe(info NodeInfo, readStart, now time.Time) string {
 	return event
 }
 
+// present records that this engine's presence (EngineKey) was just written
+// on the node, read as run, and whether it was there before (had). One
+// written on this run, or on any run of a backend that keeps its data over
+// restarts, that is gone says the backend lost keys since: quarantined from
+// now for the window, its marker and counters taken as lost too (review107:
+// unlike the marker, only this engine writes it, so neither another
+// replica's repair nor a read racing this engine's own repair hides the
+// loss). It reports whether that is so, for the log.
+func (h *health) present(run string, had bool, now time.Time) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	lost := !had && h.presentRun != "" && (h.presentRun == run || h.persistent)
+	if lost {
+		h.flushed, h.recorded = now, false
+		h.intact, h.marked, h.marker = false, false, ""
+	}
+	h.presentRun = run
+	return lost
+}
+
 // markerLost reports whether a backend whose marker was known and now
 // reads cur, under the same run, lost it: gone, or a marker of this run
 // written anew by a replica of this version (one with a marking id; a
@@ -109,8 +130,10 @@ func (e *Engine) counts(i int, now time.Time) bool { return e.quarantineLeft(i, 
 // is on it, the quarantine window (the longest padded TTL any engine
 // grants, see Engine.QuarantineWindow) has passed since it started unless
 // it carries the marker of its current run, a node without that marker
-// while a majority of the others carry theirs has waited the window since
-// first seen (it was replaced or flushed), and, after a restart, enough of
+// while another carries its own (othersMayBeMarked) has waited the window
+// since first seen (it was replaced or flushed), a node seen flushed (its
+// marker or this engine's presence gone) has waited the window since, and,
+// after a restart, enough of
 // the other nodes were read since that the window includes every engine's
 // record (see Quarantine in doc.go).
 func (e *Engine) quarantineLeft(i int, now time.Time) string {
@@ -140,10 +163,10 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	case now.Before(flushed.Add(window)):
 		return fmt.Sprintf("quarantined for %s more: its deployment marker vanished %s ago (flushed, or its keys deleted), so it may have lost locks",
 			flushed.Add(window).Sub(now).Round(time.Second), now.Sub(flushed).Round(time.Second)), false
-	case persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
+	case persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
 		// It keeps its data over restarts, but carries no marker at all
-		// where the others carry theirs: it was flushed (review106).
-		return fmt.Sprintf("quarantined for %s more: it carries no marker where the other backends carry theirs (flushed), so it may have lost locks",
+		// where another carries its own: it was flushed (review106).
+		return fmt.Sprintf("quarantined for %s more: it carries no marker where another backend carries its own (flushed), so it may have lost locks",
 			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case persistent:
 		return "", false
@@ -153,8 +176,8 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	case now.Before(since.Add(window)):
 		return fmt.Sprintf("quarantined for %s more: it started %s ago, within the quarantine window %s, so it may have lost locks",
 			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second)), true
-	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
-		return fmt.Sprintf("quarantined for %s more: it lacks the marker the other backends carry (replaced or flushed), so it may have lost locks",
+	case !intact && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
+		return fmt.Sprintf("quarantined for %s more: it lacks the marker another backend carries (replaced or flushed), so it may have lost locks",
 			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
 		return fmt.Sprintf("quarantined until %d other backends are read after its restart (to learn every replica's max_ttl)", e.recordReaders()), false
@@ -179,7 +202,7 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
 	if dup == "" && known && (now.Before(flushed.Add(window)) ||
-		persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum) {
+		persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i)) {
 		return true
 	}
 	if dup != "" || !known || persistent {
@@ -188,7 +211,7 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	switch {
 	case now.Before(since.Add(window)):
 		return e.quarantineLeft(i, now) != "" // unless its marker vouches for it
-	case !intact && now.Before(firstSeen.Add(window)) && e.othersIntact(i) >= e.quorum:
+	case !intact && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
 		return true
 	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
 		return true
@@ -196,15 +219,22 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	return false
 }
 
-// othersIntact counts the nodes other than i that carry their run's marker.
-func (e *Engine) othersIntact(i int) int {
-	n := 0
+// othersMayBeMarked reports whether a node other than i carries its run's
+// marker, or was never read (it may): then the deployment was marked, and
+// node i, without its own, lost it (replaced or flushed). Any one such
+// node, not a majority: a replica started while marked nodes are down, or
+// beside several flushed ones, must not take their absence for a new
+// deployment (review107).
+func (e *Engine) othersMayBeMarked(i int) bool {
 	for j, h := range e.health {
-		if j != i && h.isIntact() {
-			n++
+		h.mu.Lock()
+		may := j != i && h.dupOf == "" && (h.intact || !h.known)
+		h.mu.Unlock()
+		if may {
+			return true
 		}
 	}
-	return n
+	return false
 }
 
 // recordReaders is how many other nodes must be read after a node restarts

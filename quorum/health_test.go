@@ -82,10 +82,11 @@ func TestQuarantineEnds(t *testing.T) {
 func TestPersistentBackendIsNotQuarantined(t *testing.T) {
 	fs, nodes := fakes(3)
 	e := newEngine(t, nodes)
+	eventuallyTrue(t, func() bool { return e.allIntact() }) // marked: a restart keeps the marker too
 	fs[0].restart(true)
 	fs[1].restart(true)
 	if _, err := e.Acquire(t.Context(), "k", "v", time.Second); err != nil {
-		t.Fatalf("nodes that fsync every write lose no lock on restart: %v", err)
+		t.Fatalf("nodes that fsync every write lose no lock on restart: %v; %+v", err, e.Status())
 	}
 }
 

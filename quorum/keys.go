@@ -36,6 +36,17 @@ const (
 	MaxTTLKey = InternalPrefix + "max_ttl"
 )
 
+// EngineKey is engine id's presence on a backend (EngineKeyTTL): each
+// health check writes it and says whether it was there. One this engine
+// wrote that is gone says the backend lost keys since (a flush, or a
+// restart without them), whatever other engines wrote or read there.
+func EngineKey(id string) string { return InternalPrefix + "engine:" + id }
+
+// EngineKeyTTL is how long an engine's presence outlives its last check of
+// a backend: a backend this engine could not check for that long is taken
+// as flushed when it is read again (quarantined one window, never unsafe).
+const EngineKeyTTL = 24 * time.Hour
+
 // WriterKey names the round that last wrote fencing counter key (its
 // INCR, or a raise): a raise tells its own writes from another grant's.
 func WriterKey(counter string) string { return InternalPrefix + "w:" + counter }

@@ -170,9 +170,14 @@ func (e *Engine) check(ctx context.Context, i int) {
 		e.learn(i, info, start)
 		rctx, rcancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 		var record time.Duration
-		if record, err = n.Record(rctx, e.ownWindow()); err == nil {
+		var had bool
+		if record, had, err = n.Record(rctx, e.ownWindow(), e.roundPrefix); err == nil {
 			e.raiseWindow(i, record)
 			recorded = true
+			if h.present(info.RunID, had, time.Now()) {
+				e.opts.logger.Warn("backend lost this replica's presence key (flushed, or its keys deleted); quarantined until every lock it could have lost has expired",
+					"node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.Quarantine)
+			}
 		}
 		rcancel()
 	}

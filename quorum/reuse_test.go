@@ -80,8 +80,13 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 	// (other keys' grants counted on 0, 1 and 2): their copies keep their
 	// own counters tentative, no token of the lock's. Nodes 0, 1 and 2
 	// counted to the token: the grant needs no raise (oneRound).
+	// Their acquires are held until the grant is decided on 0, 1 and 2:
+	// decided on the first three answers, it would raise when 3 or 4 came
+	// among them, and fail (their raises are lost).
+	late := make(chan struct{})
 	for _, f := range fs[3:] {
 		f.setOpFault("raise", errors.New("raise lost"), nil)
+		f.setOpFault("setnx", nil, late)
 	}
 	e := newEngine(t, ns)
 	ctx := context.Background()
@@ -89,9 +94,15 @@ func TestRestoredHoldersKeepTheFencedToken(t *testing.T) {
 		f.put(TokenKey, strconv.FormatInt(fs[3].counter(TokenKey)+100, 10), time.Hour)
 	}
 	g, err := e.AcquireFenced(ctx, "restored", "s", 30*time.Second)
+	close(late)
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitFor(t, "the lock on nodes 3 and 4", func() bool {
+		_, on3 := fs[3].get("restored")
+		_, on4 := fs[4].get("restored")
+		return on3 && on4
+	})
 	// The grant's confirmation of its token landed on 0, 1 and 2 (it is
 	// sent again only to 3 and 4, where every raise fails).
 	for _, f := range fs[:3] {

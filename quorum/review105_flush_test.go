@@ -12,7 +12,7 @@ import (
 func (f *fakeNode) flush() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.data, f.counters, f.marker, f.record = map[string]fakeEntry{}, map[string]bool{}, "", 0
+	f.data, f.counters, f.marker, f.record, f.engines = map[string]fakeEntry{}, map[string]bool{}, "", 0, nil
 }
 
 // review105: a backend flushed while a running engine has known it longer

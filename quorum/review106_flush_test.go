@@ -40,7 +40,8 @@ func TestReview106PersistentFlushedThenRestartedVotesAtOnce(t *testing.T) {
 	}
 	aAt := time.Now()
 	fs[2].setOpFault("setnx", nil, nil)
-	fs[0].restart(true) // FLUSHALL (persisted), then a restart: new run_id, nothing on it
+	fs[0].flush() // FLUSHALL (persisted), then a restart: new run_id, nothing on it
+	fs[0].restart(true)
 	time.Sleep(50 * time.Millisecond)
 	t.Logf("node 0 after the flush and restart: %+v", e.Status()[0])
 	t.Logf("a granted %+v", a)
