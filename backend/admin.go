@@ -159,16 +159,16 @@ func (ri redisInfo) appendfsync(ctx context.Context) (string, error) {
 }
 
 // Record implements quorum.Node.
-func (n *Node) Record(ctx context.Context, ttl time.Duration, engine string) (time.Duration, bool, error) {
+func (n *Node) Record(ctx context.Context, ttl time.Duration, engine string, seq int64) (time.Duration, int64, error) {
 	vals, err := recordScript.Run(ctx, n.client, []string{quorum.MaxTTLKey, quorum.EngineKey(engine)},
-		ttl.Milliseconds(), quorum.EngineKeyTTL.Milliseconds()).Int64Slice()
+		ttl.Milliseconds(), quorum.EngineKeyTTL.Milliseconds(), seq).Int64Slice()
 	if err == nil && len(vals) != 2 {
 		err = fmt.Errorf("record script answered %d values", len(vals))
 	}
 	if err != nil {
-		return 0, false, err
+		return 0, 0, err
 	}
-	return time.Duration(vals[0]) * time.Millisecond, vals[1] == 1, nil
+	return time.Duration(vals[0]) * time.Millisecond, vals[1], nil
 }
 
 // Counters implements quorum.Node.

@@ -15,7 +15,7 @@ func TestMarkNew(t *testing.T) {
 	s := redistest.Start(t, 2)
 	n, seen := newNode(t, s[0]), newNode(t, s[1])
 	ctx := t.Context()
-	if _, _, err := seen.Record(ctx, time.Minute, "test"); err != nil {
+	if _, _, err := seen.Record(ctx, time.Minute, "test", 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := seen.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 7000}); !errors.Is(err, quorum.ErrNotNew) {

@@ -29,8 +29,8 @@ func (n instantNode) Info(context.Context) (quorum.NodeInfo, error) {
 	return quorum.NodeInfo{RunID: "instant-" + strconv.Itoa(n.id), Uptime: time.Hour, Intact: true}, nil
 }
 func (instantNode) Close() error { return nil }
-func (instantNode) Record(_ context.Context, ttl time.Duration, _ string) (time.Duration, bool, error) {
-	return ttl, true, nil
+func (instantNode) Record(_ context.Context, ttl time.Duration, _ string, seq int64) (time.Duration, int64, error) {
+	return ttl, seq - 1, nil
 }
 func (instantNode) Counters(context.Context) (map[string]int64, error)             { return nil, nil }
 func (instantNode) Repair(context.Context, string, string, map[string]int64) error { return nil }

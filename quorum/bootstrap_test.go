@@ -27,6 +27,7 @@ func (f *fakeNode) MarkNew(ctx context.Context, marker string, counters map[stri
 // freshFakes are n nodes just started: young, unmarked, never seen.
 func freshFakes(n int) ([]*fakeNode, []Node) {
 	fs, ns := fakes(n)
+	unmark(fs...)
 	for _, f := range fs {
 		f.info.Uptime = time.Second
 	}
@@ -98,6 +99,7 @@ func TestQuarantineEndsOnlyByOwnClock(t *testing.T) {
 // total wipe stay above those before it.
 func TestWipedDeploymentIsSeededFromTheClock(t *testing.T) {
 	fs, nodes := fakes(3)
+	unmark(fs...)
 	e := newEngine(t, nodes, WithMaxTTL(time.Second), WithNodeTimeout(250*time.Millisecond), WithTimeoutFactor(0.5), WithHealthInterval(10*time.Millisecond))
 	eventuallyTrue(t, func() bool { return e.allIntact() })
 	acquire := func(key string) Grant {

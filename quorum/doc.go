@@ -96,19 +96,19 @@
 // votes (or by Bootstrap), never over a marker of the same run. A node whose marker names its
 // current run has been up without a break since it was marked, so it holds
 // every lock granted since: it counts whatever its age. A node without such
-// a marker while another carries its own, or was never read (it may),
-// lost its state (restarted, replaced by an empty server, flushed): it
-// waits the window from first sight, whatever its uptime. A node whose marker this engine knew, gone, or (of
+// a marker may have lost its state (restarted, replaced by an empty
+// server, flushed, even all at once): it waits the window from first
+// sight, whatever its uptime (a new deployment is marked by Bootstrap). A node whose marker this engine knew, gone, or (of
 // its current run) another, under the same run_id, was flushed (or its
 // keys deleted, and then marked again by some replica): it waits the
 // window from that sight, whatever its persistence; so does a node that
 // fsyncs every write and comes back from a restart without the marker it
-// had, or carries none at first sight while another carries its own
-// (health.observe, quarantine; review105, review106). Each engine also
-// writes its own presence (EngineKey) at every check and learns in the same
-// script whether it was there: one it wrote on this run, or on any run of
-// a node that fsyncs every write, that is gone is a flush (health.present;
-// review107). Only this engine writes it, so no repair, stale read or other
+// had, or carries none at first sight (health.observe, quarantine;
+// review105, review106, review108). Each engine also sets its own presence
+// (EngineKey) to a rising number at every check and reads in the same
+// script the one it replaces: the last it wrote there gone or older (a
+// restore from a copy), on this run or on any run of a node that fsyncs
+// every write, is a flush (health.present; review107, review108). Only this engine writes it, so no repair, stale read or other
 // engine's marking can hide that loss, as they can a marker's. Only checks begun
 // after this engine's last repair of the node judge its marker, and a
 // repair marks a node only where its marker still reads as last seen

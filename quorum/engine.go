@@ -38,6 +38,8 @@ type Engine struct {
 	roundPrefix string // random per engine: round ids are unique across replicas
 	roundSeq    atomic.Uint64
 
+	presenceSeq atomic.Int64 // numbers this engine's presence writes (EngineKey), increasing
+
 	window    atomic.Int64 // quarantine window in ns: the longest padded TTL (and lock-delay) any engine grants
 	repairing sync.Mutex   // one counter repair or bootstrap at a time
 }

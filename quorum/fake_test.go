@@ -33,9 +33,9 @@ type fakeNode struct {
 	info     NodeInfo
 	infoErr  error // what health checks get
 	watch    func(NodeInfo)
-	marker   string          // the run_id its deployment marker names, "" for none
-	record   time.Duration   // the max-TTL record
-	engines  map[string]bool // engines' presences (EngineKey)
+	marker   string           // the run_id its deployment marker names, "" for none
+	record   time.Duration    // the max-TTL record
+	engines  map[string]int64 // engines' presences (EngineKey): their last check's sequence number
 	counters map[string]bool
 	queues   map[string]map[string]fakeWaiter // lock key -> waiter -> place
 	marks    bool                             // a release with a Mark answers Noted (the lock had a lock-delay)
@@ -67,9 +67,25 @@ func (f *fakeNode) printLocked(key string) string {
 	return fmt.Sprintf("%s|%d|%s|%d", e.value, e.holds, e.round, e.expiry.UnixNano())
 }
 
+// newFake is a node of a running deployment: up an hour, marked and seeded
+// as a bootstrap leaves it (unmarked: a node the engine waits the window
+// for, as it may have lost locks).
 func newFake(name string) *fakeNode {
-	return &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{},
+	f := &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{},
 		info: NodeInfo{RunID: "run-" + name + "-1", Uptime: time.Hour}, counters: map[string]bool{}}
+	f.marker = NewMarker(f.info.RunID)
+	f.raiseLocked(TokenKey, CounterSeed(time.Now()))
+	return f
+}
+
+// unmark takes the nodes' markers and counters away: never bootstrapped.
+func unmark(fs ...*fakeNode) {
+	for _, f := range fs {
+		f.mu.Lock()
+		f.marker, f.counters = "", map[string]bool{}
+		delete(f.data, TokenKey)
+		f.mu.Unlock()
+	}
 }
 
 // Info implements Node.
@@ -82,19 +98,19 @@ func (f *fakeNode) Info(ctx context.Context) (NodeInfo, error) {
 }
 
 // Record implements Node.
-func (f *fakeNode) Record(ctx context.Context, ttl time.Duration, engine string) (time.Duration, bool, error) {
+func (f *fakeNode) Record(ctx context.Context, ttl time.Duration, engine string, seq int64) (time.Duration, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.infoErr != nil {
-		return 0, false, f.infoErr
+		return 0, 0, f.infoErr
 	}
 	f.record = max(f.record, ttl)
-	had := f.engines[engine]
+	prev := f.engines[engine]
 	if f.engines == nil {
-		f.engines = map[string]bool{}
+		f.engines = map[string]int64{}
 	}
-	f.engines[engine] = true
-	return f.record, had, nil
+	f.engines[engine] = seq
+	return f.record, prev, nil
 }
 
 // Counters implements Node.

@@ -28,6 +28,7 @@ type health struct {
 	firstSeen   time.Time // when this engine first read its identity
 	recorded    bool      // this engine's max-TTL record is written on this run of the backend
 	presentRun  string    // the run on which this engine last wrote its presence (EngineKey), "" never
+	presentSeq  int64     // the sequence number it wrote there (0: none)
 	since       time.Time // quarantine runs from here for the window (zero: none)
 	started     time.Time // when its current run began, by its uptime
 	restarted   time.Time // when a new run_id was seen (zero: never)
@@ -91,23 +92,25 @@ func (h *health) observe(info NodeInfo, readStart, now time.Time) string {
 	return event
 }
 
-// present records that this engine's presence (EngineKey) was just written
-// on the node, read as run, and whether it was there before (had). One
-// written on this run, or on any run of a backend that keeps its data over
-// restarts, that is gone says the backend lost keys since: quarantined from
-// now for the window, its marker and counters taken as lost too (review107:
-// unlike the marker, only this engine writes it, so neither another
-// replica's repair nor a read racing this engine's own repair hides the
-// loss). It reports whether that is so, for the log.
-func (h *health) present(run string, had bool, now time.Time) bool {
+// present records that this engine's presence (EngineKey) was just set to
+// seq on the node, read as run, and the value it had (prev, 0: none). The
+// sequence number this engine last wrote there gone (0), or an older one
+// (the backend was restored from a copy), on this run or on any run of a
+// backend that keeps its data over restarts, says the backend lost keys
+// since: quarantined from now for the window, its marker and counters taken
+// as lost too (review107, review108: unlike the marker, only this engine
+// writes it, so neither another replica's repair nor a read racing this
+// engine's own repair hides the loss). A write whose answer was lost left a
+// newer number: no loss. It reports whether there was one, for the log.
+func (h *health) present(run string, prev, seq int64, now time.Time) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	lost := !had && h.presentRun != "" && (h.presentRun == run || h.persistent)
+	lost := h.presentSeq > 0 && prev < h.presentSeq && (h.presentRun == run || h.persistent)
 	if lost {
 		h.flushed, h.recorded = now, false
 		h.intact, h.marked, h.marker = false, false, ""
 	}
-	h.presentRun = run
+	h.presentRun, h.presentSeq = run, seq
 	return lost
 }
 
@@ -129,9 +132,9 @@ func (e *Engine) counts(i int, now time.Time) bool { return e.quarantineLeft(i, 
 // counts. With quarantine, a node counts once this engine's max-TTL record
 // is on it, the quarantine window (the longest padded TTL any engine
 // grants, see Engine.QuarantineWindow) has passed since it started unless
-// it carries the marker of its current run, a node without that marker
-// while another carries its own (othersMayBeMarked) has waited the window
-// since first seen (it was replaced or flushed), a node seen flushed (its
+// it carries the marker of its current run, a node without that marker has
+// waited the window since first seen (it was replaced, flushed, or never
+// marked: Bootstrap marks a new deployment), a node seen flushed (its
 // marker or this engine's presence gone) has waited the window since, and,
 // after a restart, enough of
 // the other nodes were read since that the window includes every engine's
@@ -163,10 +166,10 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	case now.Before(flushed.Add(window)):
 		return fmt.Sprintf("quarantined for %s more: its deployment marker vanished %s ago (flushed, or its keys deleted), so it may have lost locks",
 			flushed.Add(window).Sub(now).Round(time.Second), now.Sub(flushed).Round(time.Second)), false
-	case persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
-		// It keeps its data over restarts, but carries no marker at all
-		// where another carries its own: it was flushed (review106).
-		return fmt.Sprintf("quarantined for %s more: it carries no marker where another backend carries its own (flushed), so it may have lost locks",
+	case persistent && !marked && now.Before(firstSeen.Add(window)):
+		// It keeps its data over restarts, but carries no marker at all:
+		// it was flushed, or never marked (review106, review108).
+		return fmt.Sprintf("quarantined for %s more: it carries no deployment marker (flushed, or never marked), so it may have lost locks",
 			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case persistent:
 		return "", false
@@ -176,8 +179,11 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 	case now.Before(since.Add(window)):
 		return fmt.Sprintf("quarantined for %s more: it started %s ago, within the quarantine window %s, so it may have lost locks",
 			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second), window.Round(time.Second)), true
-	case !intact && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
-		return fmt.Sprintf("quarantined for %s more: it lacks the marker another backend carries (replaced or flushed), so it may have lost locks",
+	case !intact && now.Before(firstSeen.Add(window)):
+		// Without its run's marker it may have been flushed, replaced or
+		// restarted, even where no backend carries one (every one flushed
+		// at once: review108); a new deployment's are marked by Bootstrap.
+		return fmt.Sprintf("quarantined for %s more: it lacks its deployment marker (replaced, flushed, or never marked), so it may have lost locks",
 			firstSeen.Add(window).Sub(now).Round(time.Second)), false
 	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
 		return fmt.Sprintf("quarantined until %d other backends are read after its restart (to learn every replica's max_ttl)", e.recordReaders()), false
@@ -202,7 +208,7 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
 	if dup == "" && known && (now.Before(flushed.Add(window)) ||
-		persistent && !marked && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i)) {
+		persistent && !marked && now.Before(firstSeen.Add(window))) {
 		return true
 	}
 	if dup != "" || !known || persistent {
@@ -211,28 +217,10 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	switch {
 	case now.Before(since.Add(window)):
 		return e.quarantineLeft(i, now) != "" // unless its marker vouches for it
-	case !intact && now.Before(firstSeen.Add(window)) && e.othersMayBeMarked(i):
+	case !intact && now.Before(firstSeen.Add(window)):
 		return true
 	case !restarted.IsZero() && e.checkedSince(i, restarted) < e.recordReaders():
 		return true
-	}
-	return false
-}
-
-// othersMayBeMarked reports whether a node other than i carries its run's
-// marker, or was never read (it may): then the deployment was marked, and
-// node i, without its own, lost it (replaced or flushed). Any one such
-// node, not a majority: a replica started while marked nodes are down, or
-// beside several flushed ones, must not take their absence for a new
-// deployment (review107).
-func (e *Engine) othersMayBeMarked(i int) bool {
-	for j, h := range e.health {
-		h.mu.Lock()
-		may := j != i && h.dupOf == "" && (h.intact || !h.known)
-		h.mu.Unlock()
-		if may {
-			return true
-		}
 	}
 	return false
 }

@@ -49,6 +49,7 @@ func TestQuarantineKeepsRestartedNodeFromVoting(t *testing.T) {
 
 func TestQuarantineAtStartForYoungBackends(t *testing.T) {
 	fs, nodes := fakes(5)
+	unmark(fs[:2]...)
 	for _, f := range fs[:2] {
 		f.info.Uptime = time.Second // younger than max_ttl
 	}

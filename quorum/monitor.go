@@ -170,12 +170,13 @@ func (e *Engine) check(ctx context.Context, i int) {
 		e.learn(i, info, start)
 		rctx, rcancel := context.WithTimeout(ctx, e.opts.NodeTimeout)
 		var record time.Duration
-		var had bool
-		if record, had, err = n.Record(rctx, e.ownWindow(), e.roundPrefix); err == nil {
+		var prev int64
+		seq := e.presenceSeq.Add(1)
+		if record, prev, err = n.Record(rctx, e.ownWindow(), e.roundPrefix, seq); err == nil {
 			e.raiseWindow(i, record)
 			recorded = true
-			if h.present(info.RunID, had, time.Now()) {
-				e.opts.logger.Warn("backend lost this replica's presence key (flushed, or its keys deleted); quarantined until every lock it could have lost has expired",
+			if h.present(info.RunID, prev, seq, time.Now()) {
+				e.opts.logger.Warn("backend lost this replica's presence key, or holds an older one (flushed, its keys deleted, or restored from a copy); quarantined until every lock it could have lost has expired",
 					"node", n.Addr(), "run_id", info.RunID, "quarantine", e.opts.Quarantine)
 			}
 		}

@@ -42,10 +42,10 @@ type Node interface {
 	Watch(f func(NodeInfo))
 	// Record raises the backend's record of the longest padded TTL (plus
 	// lock-delay) any engine may grant (a key without expiry) to at least ttl and returns
-	// the record as it stands; in the same step it writes engine's presence
-	// (EngineKey, EngineKeyTTL) and reports whether it was there before (had).
-	// Off the lock path.
-	Record(ctx context.Context, ttl time.Duration, engine string) (record time.Duration, had bool, err error)
+	// the record as it stands; in the same step it sets engine's presence
+	// (EngineKey, EngineKeyTTL) to seq and returns the value it had (prev,
+	// 0: none). Off the lock path.
+	Record(ctx context.Context, ttl time.Duration, engine string, seq int64) (record time.Duration, prev int64, err error)
 	// Counters lists the backend's fencing token counters and their values.
 	// Off the lock path: repairs call it.
 	Counters(ctx context.Context) (map[string]int64, error)

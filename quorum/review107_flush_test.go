@@ -67,8 +67,7 @@ func TestReview107PersistentFlushRestartSeenByWatchVotesAtOnce(t *testing.T) {
 // others carry" case does not apply, and the uptime rule (since = now -
 // uptime, hours ago) lets it vote at once. Lock a, held on nodes 0 and 1
 // (2 refused), lost on 0 by the flush, node 1 down: b is granted on 0 and 2.
-// Fixed: a node without its marker waits while any other carries its own
-// or was never read (othersMayBeMarked).
+// Fixed: a node without its marker waits the window from first sight.
 func TestReview107NewReplicaWithMarkedNodeDownCountsFlushedBackend(t *testing.T) {
 	fs, ns := fakes(3)
 	e := newEngine(t, ns, WithMaxTTL(2*time.Second), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
