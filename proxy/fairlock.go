@@ -30,6 +30,8 @@ const (
 	fairTry352    = "d20501c26a30adf6fb0fe9883bbbcc497e6157e2" // 3.52's tryLock(): 3.23's layout
 	fairUnlock352 = "367f80bd2e300e411fb0936d9b601e5bcb3fd4b6" // 3.52's unlock: and the latch KEYS[5], its TTL ARGV[6]
 	fairForce352  = "71ed11d4e4818119ac560b3d670a7f08256afc46" // 3.52's forceUnlock: 3.23's layout
+	fairUnlock324 = "ca303f8587d0942f8a0021f62338626ca4dd0118" // 3.24-3.30's unlock: 3.52's layout (the latch)
+	fairLock332   = "929defe0321e0a4c943b4244951d3a730b6eaabc" // 3.32-3.44's lock(), tryLock(wait): 3.23's layout
 	fairLeave     = "d1ddef65ad80886b5d36e023c99930044ddd653a" // a waiter gives up (acquireFailed): KEYS[1] queue, [2] timeouts; ARGV[1] owner, [2] wait
 )
 
@@ -46,6 +48,7 @@ var fairSpecs = func() map[string]spec {
 	return map[string]spec{
 		fairLock323: lock, fairLock352: lock, fairTry323: try, fairTry352: try,
 		fairUnlock323: unlock, fairUnlock352: unlock352, fairForce323: force, fairForce352: force,
+		fairUnlock324: unlock352, fairLock332: lock,
 		fairLeave: {kind: scriptFairLeave, key: key(1), queue: key(1), owner: arg(1), unused: []int{2}},
 	}
 }()

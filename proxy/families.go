@@ -120,10 +120,23 @@ var families = []family{
 		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock352, roleRelease), m(rwWriteUnlock352, roleRelease),
 		m(rwReadRenew352, roleRenew), m(rBatch, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease),
 		m(rwReadIsLocked352, roleRead)}},
+	{object: "Redisson RReadWriteLock", version: "3.24-3.43", renews: true, forceRelease: true, members: []member{
+		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock324, roleRelease), m(rwWriteUnlock324, roleRelease),
+		m(rwReadRenew323, roleRenew), m(rRenew, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease),
+		m(rwReadIsLocked352, roleRead)}},
 	// RFairLock (fairlock.go): RLock's renewals.
 	{object: "Redisson RFairLock", version: "3.23", renews: true, forceRelease: true, members: []member{
 		m(fairLock323, roleAcquire), m(fairTry323, roleAcquire), m(fairUnlock323, roleRelease), m(rRenew, roleRenew),
 		m(fairForce323, roleForceRelease), m(fairLeave, roleLeave)}},
+	{object: "Redisson RFairLock", version: "3.24-3.30", renews: true, forceRelease: true, members: []member{
+		m(fairLock323, roleAcquire), m(fairTry323, roleAcquire), m(fairUnlock324, roleRelease), m(rRenew, roleRenew),
+		m(fairForce323, roleForceRelease), m(fairLeave, roleLeave)}},
+	{object: "Redisson RFairLock", version: "3.32-3.43", renews: true, forceRelease: true, members: []member{
+		m(fairLock332, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rRenew, roleRenew),
+		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
+	{object: "Redisson RFairLock", version: "3.44", renews: true, forceRelease: true, members: []member{
+		m(fairLock332, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
+		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
 	{object: "Redisson RFairLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(fairLock352, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
 		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},

@@ -26,6 +26,8 @@ const (
 	rwReadUnlock352    = "6e1b10e11ac0a3ed8e902562ecd32ce01b553039" // 3.52: and the latch KEYS[5], its TTL ARGV[4]; a free lock answers nil
 	rwWriteUnlock323   = "319a1cdf1b56c767a0a9adf2224250bf811f110c" // 3.23 writeLock().unlock: KEYS[1], [2] channel; ARGV[1] message, [2] lease, [3] owner; a free lock answers 1
 	rwWriteUnlock352   = "21f5fb0f8ddfa9be5c3e0c9757c128796add75c6" // 3.52: and the latch KEYS[3], its TTL ARGV[5]; a free lock answers nil
+	rwReadUnlock324    = "5947c0fee6ca25ae094ec1b3e7a2559a9273d29f" // 3.24-3.43: 3.52's layout (the latch); a free lock answers 1
+	rwWriteUnlock324   = "d29c5559782035515d32e926762830b3304b49be" // 3.24-3.43: 3.52's layout (the latch); a free lock answers 1
 	rwReadRenew323     = "6563941ff57e01b8cf61e86907b80686438a2f74" // 3.23 reader's watchdog: KEYS[1], [2] timeouts; ARGV[1] lease, [2] owner; 1/0
 	rwReadRenew352     = "1affef780a01e1406cb1968c62918f618d10d6a3" // 3.52 readers' watchdog: KEYS pairs (lock, timeouts); ARGV[1] lease, ARGV[1+i] the i-th lock's owner; array of 1/0
 	rwReadForceUnlock  = "27dbe744e95c1d854a7f556cc6817030de2d0d01" // readLock().forceUnlock: KEYS[1], [2] channel; ARGV[1] message; 1 when it was read
@@ -43,6 +45,8 @@ var rwSpecs = func() map[string]spec {
 	writeUnlock352 := writeUnlock
 	writeUnlock.absentReleased = true
 	writeUnlock352.latch, writeUnlock352.latchTTL = key(3), arg(5)
+	readUnlock324, writeUnlock324 := readUnlock352, writeUnlock352
+	readUnlock324.absentReleased, writeUnlock324.absentReleased = true, true
 	force := spec{kind: scriptForceUnlock, key: key(1), channel: key(2), message: arg(1), rw: "read"}
 	forceWrite := force
 	forceWrite.rw = "write"
@@ -53,6 +57,8 @@ var rwSpecs = func() map[string]spec {
 		rwReadUnlock352:    readUnlock352,
 		rwWriteUnlock323:   writeUnlock,
 		rwWriteUnlock352:   writeUnlock352,
+		rwReadUnlock324:    readUnlock324,
+		rwWriteUnlock324:   writeUnlock324,
 		rwReadRenew323:     {kind: scriptHashExtend, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), unused: []int{2}},
 		rwReadRenew352:     {kind: scriptHashExtendAll, key: key(1), ttl: arg(1), ttlCmd: "pexpire", owner: arg(2), ownerPerKey: true, keyPairs: true},
 		rwReadForceUnlock:  force,
