@@ -311,8 +311,14 @@
 //
 // A node without the mark (it restarted empty, or is new) is repaired:
 // each counter is raised to the largest value among N-Q+1 intact other
-// nodes, and only then marked. With fewer intact nodes answering, no token
-// is given (ErrNoQuorum), never a smaller one. When no node at all is marked
+// nodes, and only then marked. With fewer intact nodes (a majority
+// restarted or was flushed), the unmarked nodes that vote are marked with
+// every counter raised to the largest any answering node has and the shared
+// one also to the clock's seed (reseed): those that lost counters vote only
+// a window after the loss, as the wipe argument below needs; those that kept
+// them carry every token a quorum of theirs gave (review110). A node is
+// marked only after this engine's check tested its presence on the node's
+// current run. When no node at all is marked
 // and a quorum answers, every one of them counting (out of quarantine by
 // the uptime rule), the deployment is new or was wiped whole: the nodes are
 // marked with their shared counter seeded, as Bootstrap does.

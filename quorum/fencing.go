@@ -28,12 +28,13 @@ func (e *Engine) tendCounters(ctx context.Context) {
 	for i, h := range e.health {
 		h.mu.Lock()
 		usable, marked := h.up && h.known && h.dupOf == "", h.intact
+		tested := h.presentRun == h.runID // this engine's presence tested on its current run (present)
 		h.mu.Unlock()
 		switch {
 		case !usable:
 		case marked:
 			up, intact = append(up, i), append(intact, i)
-		case e.counts(i, now): // only a node out of quarantine may be marked: the marker exempts it
+		case tested && e.counts(i, now): // only a node out of quarantine, and not lost since this engine last wrote there, may be marked: the marker exempts it
 			up, unmarked = append(up, i), append(unmarked, i)
 		default:
 			up, waiting = append(up, i), waiting+1
@@ -62,7 +63,8 @@ func (e *Engine) tendCounters(ctx context.Context) {
 		return
 	}
 	if len(intact) < e.recordReaders() {
-		return // not enough intact nodes to copy from: tokens wait (NOQUORUM), never go back
+		e.reseed(ctx, up, unmarked)
+		return
 	}
 	for _, i := range unmarked {
 		merged, read := map[string]int64{}, 0
@@ -79,6 +81,37 @@ func (e *Engine) tendCounters(ctx context.Context) {
 		if read >= e.recordReaders() {
 			e.repair(ctx, i, merged)
 		}
+	}
+}
+
+// reseed marks the unmarked nodes that vote when too few nodes are intact
+// to copy every counter from (a majority restarted or was flushed; without
+// it they would stay unmarked for good, and every replica started later
+// would wait a window for them: review110): their counters raised to the
+// largest any node that answers has, the shared one also to the clock's
+// seed, as after a wipe (Fencing tokens after a total wipe, doc.go). Those
+// that lost their counters vote only a window after they lost them, as the
+// wipe's argument needs; those that kept them (they fsync every write) carry
+// every token a quorum of theirs gave, and raising never lowers one.
+func (e *Engine) reseed(ctx context.Context, up, unmarked []int) {
+	merged, read := map[string]int64{}, 0
+	for _, j := range up {
+		counters, err := e.nodes[j].Counters(ctx)
+		if err != nil {
+			continue
+		}
+		read++
+		for k, v := range counters {
+			merged[k] = max(merged[k], v)
+		}
+	}
+	if read < e.quorum {
+		return
+	}
+	merged[TokenKey] = max(merged[TokenKey], CounterSeed(time.Now()))
+	e.opts.logger.Warn("too few backends carry their deployment marker to repair from: marking the others, fencing counters raised to the clock's seed", "backends", len(unmarked))
+	for _, i := range unmarked {
+		e.repair(ctx, i, merged)
 	}
 }
 

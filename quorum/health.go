@@ -69,8 +69,11 @@ func (h *health) observe(info NodeInfo, readStart, now time.Time) string {
 		return ""
 	case !h.known:
 		h.firstSeen = now
-		if !info.Persistent && !info.Intact {
-			h.since = now.Add(-info.Uptime) // up without a break since it was marked: no quarantine
+		if !info.Intact {
+			// Not up without a break since it was marked: it may have lost
+			// locks when it started (a backend that fsyncs every write too:
+			// restored from an older copy of its data, review110).
+			h.since = now.Add(-info.Uptime)
 		}
 	case h.known && info.RunID != h.runID && !info.Persistent:
 		h.since, h.restarted, h.recorded = now, now, false
@@ -171,6 +174,12 @@ func (e *Engine) quarantine(i int, now time.Time) (why string, young bool) {
 		// it was flushed, or never marked (review106, review108).
 		return fmt.Sprintf("quarantined for %s more: it carries no deployment marker (flushed, or never marked), so it may have lost locks",
 			firstSeen.Add(window).Sub(now).Round(time.Second)), false
+	case persistent && !intact && restarted.IsZero() && now.Before(since.Add(window)):
+		// First seen started within the window, without its run's marker:
+		// a normal restart lost nothing, but one from an older copy of its
+		// data did, and only a replica that saw it before can tell (review110).
+		return fmt.Sprintf("quarantined for %s more: it started %s ago without its run's marker (it fsyncs every write, but may have been restored from an older copy), so it may have lost locks",
+			since.Add(window).Sub(now).Round(time.Second), now.Sub(since).Round(time.Second)), true
 	case persistent:
 		return "", false
 	case now.Before(since.Add(window)) && !restarted.IsZero():
@@ -208,7 +217,8 @@ func (e *Engine) mayHaveLostKeys(i int, now time.Time) bool {
 	h.mu.Unlock()
 	window := e.QuarantineWindow()
 	if dup == "" && known && (now.Before(flushed.Add(window)) ||
-		persistent && !marked && now.Before(firstSeen.Add(window))) {
+		persistent && !marked && now.Before(firstSeen.Add(window)) ||
+		persistent && !intact && restarted.IsZero() && now.Before(since.Add(window))) {
 		return true
 	}
 	if dup != "" || !known || persistent {

@@ -67,12 +67,22 @@ func TestReview106StaleCheckAfterRepairIsAFalseFlush(t *testing.T) {
 	fs[2].info = NodeInfo{RunID: fs[2].info.RunID + "+", Persistent: true}
 	info, w := fs[2].info, fs[2].watch
 	fs[2].mu.Unlock()
+	e.repairing.Lock() // no repair until node 2's next check is under way
 	w(info)
+	// A repair marks node 2 only once its own check tested this engine's
+	// presence on the new run (tendCounters); the next check is the stale one.
+	eventuallyTrue(t, func() bool {
+		h := e.health[2]
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.presentRun == info.RunID
+	})
 	taken, release := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
 	s.armed, s.taken, s.release = true, taken, release
 	s.mu.Unlock()
 	<-taken // monitor 2's check read node 2: the old run's marker, not intact
+	e.repairing.Unlock()
 	close(gate)
 	eventuallyTrue(t, func() bool { return e.Status()[2].Intact }) // repaired by another monitor's tendCounters
 	t.Logf("node 2 repaired: %+v marker %q", e.Status()[2], fs[2].marker)
