@@ -65,6 +65,9 @@ func (e *encoder) keysOf(op quorum.Op) {
 	case quorum.OpUnmark:
 		e.keys = append(e.keys, key{metaP, op.Key})
 		return
+	case quorum.OpDelLatch:
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
+		return
 	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashGet:
 		// the lock's note follows it (a read-write lock's holders: the scripts name them)
 		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
@@ -150,6 +153,8 @@ func (e *encoder) command(op quorum.Op) *script {
 		return script(delIfEqScript, str(op.Value), str(op.Round), str(op.Mark))
 	case quorum.OpUnmark:
 		return script(unmarkScript, str(op.Value))
+	case quorum.OpDelLatch:
+		return script(delLatchScript)
 	case quorum.OpPExpireIfEq:
 		return script(extendScript, str(op.Value), ms(op.TTL), ms(op.Pad), str(op.Round), num(op.N))
 	case quorum.OpReattach:

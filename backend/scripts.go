@@ -59,6 +59,8 @@ var (
 	printLua string // the prelude (after the hash prelude) of the scripts that act on a lock whoever holds it: its print
 	//go:embed scripts/unmark.lua
 	unmarkLua string
+	//go:embed scripts/dellatch.lua
+	delLatchLua string
 	//go:embed scripts/record.lua
 	recordLua string
 	//go:embed scripts/repair.lua
@@ -110,6 +112,7 @@ var (
 	recordScript       = redis.NewScript(recordLua)
 	delScript          = newScript(printPrelude + fmt.Sprintf("local semKeys = {%q, %q, %q, %d}\n", semP, semLeaseP, semGoneP, quorum.SemaphoreGoneTTL.Milliseconds()) + delLua)
 	unmarkScript       = newScript(unmarkLua)
+	delLatchScript     = newScript(delLatchLua)
 	repairScript       = redis.NewScript(repairLua)
 	markNewScript      = redis.NewScript(markNewLua)
 )

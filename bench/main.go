@@ -273,7 +273,7 @@ func (m measurements) report(runs, idle int, perConn float64, baseline string) s
 		"| go-redis through the proxy (N=5) | redsync v4 directly on the same 5 backends | ratio | target | |\n|---|---|---|---|---|\n"+
 		"| %.0f | %.0f | %.2fx | >= 2x | %s |\n", md("cycles/proxy"), md("cycles/redsync"), cyc, verdict(cyc >= 2))
 	fmt.Fprintf(&b, "\n## Redisson RLock lock+unlock cycles, 50 goroutines, one lock each (cycles/s)\n\n"+
-		"Redisson 3.52's lock and unlock scripts as its recorded transcript carries them, sent by go-redis (EVALSHA).\n\n"+
+		"Redisson 3.52's lock and unlock scripts as its recorded transcript carries them, sent by go-redis (EVALSHA), then the DEL of the unlock's latch that Redisson 3.24+ sends and waits for.\n\n"+
 		"| direct redis | proxy N=5 | ratio |\n|---|---|---|\n| %.0f | %.0f | %.2fx |\n", md("rlock/direct"), md("rlock/n5"), md("rlock/n5")/md("rlock/direct"))
 	lat := md("lat/p50/n5") / md("lat/p50/direct")
 	fmt.Fprintf(&b, "\n## Latency at one client, `SET NX PX` (ms)\n\n"+

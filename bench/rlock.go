@@ -36,8 +36,10 @@ func loadRLockScripts(root string) (rlockScripts, error) {
 }
 
 // rlockCycles: Redisson's RLock lock and unlock scripts sent as Redisson
-// sends them (EVALSHA, EVAL where the server lacks the script), each worker
-// a thread of its own on a lock of its own named after name.
+// sends them (EVALSHA, EVAL where the server lacks the script), then the
+// DEL of the unlock's latch that Redisson 3.24+ sends and its unlock waits
+// for, each worker a thread of its own on a lock of its own named after
+// name.
 func rlockCycles(s rlockScripts, name, addr string, workers int, d time.Duration) (float64, error) {
 	c := redis.NewClient(&redis.Options{Addr: addr, PoolSize: workers, MaxRetries: -1})
 	defer c.Close()
@@ -49,6 +51,9 @@ func rlockCycles(s rlockScripts, name, addr string, workers int, d time.Duration
 		}
 		if v, err := s.unlock.Run(ctx, c, keys, 0, 30000, owner, "PUBLISH", 5000).Int(); err != nil || v != 1 {
 			return fmt.Errorf("unlock: %v %v", v, err)
+		}
+		if err := c.Del(ctx, keys[2]).Err(); err != nil {
+			return fmt.Errorf("DEL of the latch: %v", err)
 		}
 		return nil
 	})

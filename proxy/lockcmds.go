@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -170,6 +171,9 @@ func (s *Server) cmdExists(c *request, args [][]byte) {
 
 // cmdDel force-releases: the key goes on every backend whoever holds it.
 func (s *Server) cmdDel(c *request, args [][]byte) {
+	if len(args) == 2 && bytes.HasPrefix(args[1], unlockLatchPrefix) && s.delLatch(c, string(args[1])) {
+		return
+	}
 	n := 0
 	for _, key := range args[1:] {
 		existed, ok := s.forceRelease(c, strings.ToUpper(string(args[0])), string(key), "", "", "")
@@ -220,4 +224,27 @@ func (s *Server) cmdHGet(c *request, args [][]byte) {
 	default:
 		c.writeNull()
 	}
+}
+
+// unlockLatchPrefix starts the name of Redisson's unlock latch (3.24+):
+// "redisson_unlock_latch:{<lock>}:<release id>".
+var unlockLatchPrefix = []byte("redisson_unlock_latch:")
+
+// delLatch answers DEL of an unlock latch, which Redisson sends after each
+// unlock (the unlock waits for it): one round of quorum.DeleteLatch, not a
+// force release's two, and served whether or not force releases are
+// allowed (deleting a latch releases nothing). It reports false, having
+// answered nothing, when a lock is under that name: its DEL is a force
+// release.
+func (s *Server) delLatch(c *request, key string) bool {
+	existed, err := s.engine.DeleteLatch(c.ctx, key) // no lock round: not in the rounds' metrics (each node's requests are)
+	if errors.Is(err, quorum.ErrNotLatch) {
+		return false
+	}
+	if err != nil {
+		c.writeErr(err)
+		return true
+	}
+	c.wr.WriteInt(boolInt(existed))
+	return true
 }

@@ -251,7 +251,7 @@ func (f *fakeNode) callCount(op string) int {
 var opNames = map[OpKind]string{OpSetNX: "setnx", OpDelIfEq: "delifeq", OpPExpireIfEq: "pexpireifeq", OpRead: "read", OpDel: "del", OpPrint: "print",
 	OpHashAcquire: "hashacquire", OpHashRelease: "hashrelease", OpHashExtend: "hashextend", OpHashUnhold: "hashunhold", OpRaise: "raise", OpFixToken: "fixtoken",
 	OpUndo: "undo", OpSetXX: "setxx", OpHashSetHolds: "hashsetholds", OpHashGet: "hashget", OpRenew: "renew", OpReattach: "reattach", OpHashLease: "hashlease",
-	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue", OpUnmark: "unmark"}
+	OpQueueTail: "queuetail", OpEnqueue: "enqueue", OpQueueBeat: "queuebeat", OpDequeue: "dequeue", OpUnmark: "unmark", OpDelLatch: "dellatch"}
 
 // Do implements Node: each operation runs on its own goroutine, with the
 // faults applied, and answers through done.
@@ -390,6 +390,18 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		return Reply{OK: true, Entry: Entry{Found: held, Value: f.printLocked(op.Key)}}
+	case OpDelLatch:
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		e, ok := f.data[op.Key]
+		switch {
+		case !ok || time.Now().After(e.expiry):
+			return Reply{}
+		case e.holds > 0 || e.round != "":
+			return Reply{N: -1}
+		}
+		delete(f.data, op.Key)
+		return Reply{OK: true, N: 1}
 	case OpDel:
 		f.mu.Lock()
 		defer f.mu.Unlock()

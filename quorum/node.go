@@ -182,6 +182,12 @@ const (
 	// prints differently (its round, content or expiry), so a late copy of
 	// an OpDel never deletes a grant made after its read.
 	OpPrint
+
+	// OpDelLatch deletes Key where it is an unlock latch, the string a
+	// release left for its retries (Redisson's "redisson_unlock_latch:..."),
+	// not a lock: no lock's note beside it, and a string. OK: deleted; N 0:
+	// absent; N -1: a lock is there (left: deleting it is a force release).
+	OpDelLatch
 )
 
 // Op is one single-node operation.
