@@ -66,7 +66,7 @@ func (e *encoder) keysOf(op quorum.Op) {
 		e.keys = append(e.keys, key{metaP, op.Key})
 		return
 	case quorum.OpDelLatch:
-		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key})
+		e.keys = append(e.keys, key{"", op.Key}, key{metaP, op.Key}, key{"", quorum.CountersKey}, key{semP, op.Key})
 		return
 	case quorum.OpHashRelease, quorum.OpHashUnhold, quorum.OpHashSetHolds, quorum.OpHashExtend, quorum.OpHashGet:
 		// the lock's note follows it (a read-write lock's holders: the scripts name them)

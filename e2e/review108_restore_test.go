@@ -23,6 +23,16 @@ import (
 // presence carries the sequence number of the replica's last check, and the
 // copy's is older.
 func TestReview108PersistentRestoredFromCopyVotes(t *testing.T) {
+	restoredFromCopy(t, "r108:k", false)
+}
+
+// restoredFromCopy: backends that fsync every write; backend 0's
+// append-only files copied, lock a written on backends 0 and 1 (2 held a
+// stray key), backend 0 brought back from the copy on its address; b asked
+// through the replica that watched it all, or (newReplica) through one
+// started after the restore. b must be refused while a holds the lock.
+func restoredFromCopy(t *testing.T, key string, newReplica bool) {
+	t.Helper()
 	h := bootstrapped(t, 3, shortWindow(2*time.Second))
 	ctx := t.Context()
 	for _, b := range h.Backend {
@@ -55,14 +65,14 @@ func TestReview108PersistentRestoredFromCopyVotes(t *testing.T) {
 	// README).
 	time.Sleep(400 * time.Millisecond)
 	b2 := h.Backend[2].Client()
-	if err := b2.Set(ctx, "r108:k", "stray", 0).Err(); err != nil {
+	if err := b2.Set(ctx, key, "stray", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := c.SetNX(ctx, "r108:k", "a", 2*time.Second).Result(); !ok || err != nil {
+	if ok, err := c.SetNX(ctx, key, "a", 2*time.Second).Result(); !ok || err != nil {
 		t.Fatalf("a: %v %v", ok, err)
 	}
 	at := time.Now()
-	b2.Del(ctx, "r108:k")
+	b2.Del(ctx, key)
 	addr := h.Backend[0].Addr
 	h.Backend[0].Kill()
 	_, port, _ := net.SplitHostPort(addr)
@@ -79,15 +89,23 @@ func TestReview108PersistentRestoredFromCopyVotes(t *testing.T) {
 			t.Fatal("backend 0 did not come back")
 		}
 	}
-	t.Logf("restored backend 0: lock %q, keys %v", r.Get(ctx, "r108:k").Val(), r.Keys(ctx, "__redlock:*").Val())
+	t.Logf("restored backend 0: lock %q, keys %v", r.Get(ctx, key).Val(), r.Keys(ctx, "__redlock:*").Val())
+	asker := c
+	if newReplica {
+		_, addr2 := h.Serve() // replica 2, started after the restore
+		asker = replicaAt(t, addr2)
+	}
 	time.Sleep(400 * time.Millisecond) // several health checks
-	info := c.Info(ctx, "redlock").Val()
-	ok, err := c.SetNX(ctx, "r108:k", "b", 2*time.Second).Result()
+	if newReplica {
+		t.Logf("replica 1: %s", regexp.MustCompile("backend0:[^\n]*").FindString(c.Info(ctx, "redlock").Val()))
+	}
+	info := asker.Info(ctx, "redlock").Val()
+	ok, err := asker.SetNX(ctx, key, "b", 2*time.Second).Result()
 	t.Logf("b %s after a's grant (2s TTL): %v %v; %s", time.Since(at), ok, err, regexp.MustCompile("backend0:[^\n]*").FindString(info))
 	if time.Since(at) > 1800*time.Millisecond {
 		t.Skip("too slow to say anything")
 	}
 	if ok {
-		t.Fatalf("b granted while a holds the lock on backend 1: two owners\n%s", info)
+		t.Fatalf("b granted while a holds the lock on backend 1: two owners (new replica: %v)\n%s", newReplica, info)
 	}
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"strconv"
@@ -171,7 +170,7 @@ func (s *Server) cmdExists(c *request, args [][]byte) {
 
 // cmdDel force-releases: the key goes on every backend whoever holds it.
 func (s *Server) cmdDel(c *request, args [][]byte) {
-	if len(args) == 2 && bytes.HasPrefix(args[1], unlockLatchPrefix) && s.delLatch(c, string(args[1])) {
+	if len(args) == 2 && strings.HasPrefix(clientKey(string(args[1])), unlockLatchPrefix) && s.delLatch(c, string(args[1])) {
 		return
 	}
 	n := 0
@@ -228,14 +227,16 @@ func (s *Server) cmdHGet(c *request, args [][]byte) {
 
 // unlockLatchPrefix starts the name of Redisson's unlock latch (3.24+):
 // "redisson_unlock_latch:{<lock>}:<release id>".
-var unlockLatchPrefix = []byte("redisson_unlock_latch:")
+const unlockLatchPrefix = "redisson_unlock_latch:"
 
 // delLatch answers DEL of an unlock latch, which Redisson sends after each
 // unlock (the unlock waits for it): one round of quorum.DeleteLatch, not a
 // force release's two, and served whether or not force releases are
 // allowed (deleting a latch releases nothing). It reports false, having
-// answered nothing, when a lock is under that name: its DEL is a force
-// release.
+// answered nothing, when something else is under that name (a lock, a
+// fencing counter, a semaphore: quorum.ErrNotLatch): its DEL is a force
+// release. The prefix is judged on the client's name (databases 1-15 keep
+// theirs under a namespace).
 func (s *Server) delLatch(c *request, key string) bool {
 	existed, err := s.engine.DeleteLatch(c.ctx, key) // no lock round: not in the rounds' metrics (each node's requests are)
 	if errors.Is(err, quorum.ErrNotLatch) {

@@ -397,7 +397,7 @@ func (f *fakeNode) apply(op Op, deadline time.Time) Reply {
 		switch {
 		case !ok || time.Now().After(e.expiry):
 			return Reply{}
-		case e.holds > 0 || e.round != "":
+		case e.holds > 0 || e.round != "" || f.counters[op.Key] || !slices.Contains([]string{"-2", "-1", "0", "1"}, e.value):
 			return Reply{N: -1}
 		}
 		delete(f.data, op.Key)

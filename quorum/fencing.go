@@ -67,21 +67,27 @@ func (e *Engine) tendCounters(ctx context.Context) {
 		return
 	}
 	for _, i := range unmarked {
-		merged, read := map[string]int64{}, 0
-		for _, j := range intact {
-			counters, err := e.nodes[j].Counters(ctx)
-			if err != nil {
-				continue
-			}
-			read++
-			for k, v := range counters {
-				merged[k] = max(merged[k], v)
-			}
-		}
-		if read >= e.recordReaders() {
+		if merged, read := e.mergedCounters(ctx, intact); read >= e.recordReaders() {
 			e.repair(ctx, i, merged)
 		}
 	}
+}
+
+// mergedCounters reads the counters of nodes: each counter's largest
+// value, and how many nodes answered.
+func (e *Engine) mergedCounters(ctx context.Context, nodes []int) (merged map[string]int64, read int) {
+	merged = map[string]int64{}
+	for _, j := range nodes {
+		counters, err := e.nodes[j].Counters(ctx)
+		if err != nil {
+			continue
+		}
+		read++
+		for k, v := range counters {
+			merged[k] = max(merged[k], v)
+		}
+	}
+	return merged, read
 }
 
 // reseed marks the unmarked nodes that vote when too few nodes are intact
@@ -94,17 +100,7 @@ func (e *Engine) tendCounters(ctx context.Context) {
 // wipe's argument needs; those that kept them (they fsync every write) carry
 // every token a quorum of theirs gave, and raising never lowers one.
 func (e *Engine) reseed(ctx context.Context, up, unmarked []int) {
-	merged, read := map[string]int64{}, 0
-	for _, j := range up {
-		counters, err := e.nodes[j].Counters(ctx)
-		if err != nil {
-			continue
-		}
-		read++
-		for k, v := range counters {
-			merged[k] = max(merged[k], v)
-		}
-	}
+	merged, read := e.mergedCounters(ctx, up)
 	if read < e.quorum {
 		return
 	}

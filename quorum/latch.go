@@ -5,8 +5,9 @@ import (
 	"errors"
 )
 
-// ErrNotLatch: DeleteLatch found a lock under the latch's name on a node;
-// deleting it is a force release (ForceRelease).
+// ErrNotLatch: DeleteLatch found something else under the latch's name on
+// a node (a lock, its note, a fencing counter, a semaphore); deleting it is
+// a force release (ForceRelease).
 var ErrNotLatch = errors.New("a lock, not an unlock latch")
 
 // DeleteLatch deletes key where it is an unlock latch (OpDelLatch), the

@@ -183,10 +183,11 @@ const (
 	// an OpDel never deletes a grant made after its read.
 	OpPrint
 
-	// OpDelLatch deletes Key where it is an unlock latch, the string a
-	// release left for its retries (Redisson's "redisson_unlock_latch:..."),
-	// not a lock: no lock's note beside it, and a string. OK: deleted; N 0:
-	// absent; N -1: a lock is there (left: deleting it is a force release).
+	// OpDelLatch deletes Key where it is an unlock latch, the result a
+	// release left for its retries (Redisson's "redisson_unlock_latch:..."):
+	// "-2" to "1" with a TTL, and no lock's note, fencing counter or
+	// semaphore by that name. OK: deleted; N 0: absent; N -1: something
+	// else is there (left: deleting it is a force release).
 	OpDelLatch
 )
 

@@ -6,18 +6,6 @@ import (
 	"time"
 )
 
-func review107Steady(t *testing.T, e *Engine) {
-	t.Helper()
-	eventuallyTrue(t, func() bool {
-		for _, st := range e.Status() {
-			if !st.Intact || st.Why != "" || !st.Up {
-				return false
-			}
-		}
-		return true
-	})
-}
-
 // review107: a persistent (appendfsync always) backend flushed and then
 // restarted, known to the engine longer than the window. On a real backend
 // the new run is first seen by a new connection (Watch: OnConnect / link
@@ -35,7 +23,7 @@ func TestReview107PersistentFlushRestartSeenByWatchVotesAtOnce(t *testing.T) {
 	}
 	e := newEngine(t, ns, WithMaxTTL(400*time.Millisecond), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	time.Sleep(time.Second) // known longer than the window
 	fs[2].setOpFault("setnx", errRefused, nil)
 	a, err := e.Acquire(ctx, "k", "a", 380*time.Millisecond)
@@ -72,7 +60,7 @@ func TestReview107NewReplicaWithMarkedNodeDownCountsFlushedBackend(t *testing.T)
 	fs, ns := fakes(3)
 	e := newEngine(t, ns, WithMaxTTL(2*time.Second), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	fs[2].setOpFault("setnx", errRefused, nil)
 	if _, err := e.Acquire(ctx, "k", "a", 2*time.Second); err != nil {
 		t.Fatal(err)

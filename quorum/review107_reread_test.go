@@ -70,7 +70,7 @@ func TestReview107FailedRereadAfterRepairHidesFlush(t *testing.T) {
 	ns[0] = s
 	e := newEngine(t, ns, WithMaxTTL(300*time.Millisecond), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	time.Sleep(time.Second) // known longer than the window
 	hold, held := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()

@@ -23,8 +23,8 @@ func TestReview107FlushBeforeOtherReplicaReadsNewMarker(t *testing.T) {
 	a := newEngine(t, ns, WithMaxTTL(ttl), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	b := newEngine(t, ns, WithMaxTTL(ttl), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(time.Second))
 	ctx := context.Background()
-	review107Steady(t, a)
-	review107Steady(t, b)
+	review106Steady(t, a)
+	review106Steady(t, b)
 	// node 0 restarts empty; each replica sees it at its own next check
 	fs[0].mu.Lock()
 	fs[0].data, fs[0].counters, fs[0].marker, fs[0].record = map[string]fakeEntry{}, map[string]bool{}, "", 0

@@ -49,7 +49,7 @@ func TestReview108PersistentRestoredFromCopyVotesAtOnce(t *testing.T) {
 	}
 	e := newEngine(t, ns, WithMaxTTL(2*time.Second), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	backup := fs[0].snapshot()
 	time.Sleep(50 * time.Millisecond) // checks since the copy (a restore takes longer than a health interval)
 	fs[2].setOpFault("setnx", errRefused, nil)

@@ -23,7 +23,7 @@ func TestReview108TotalFlushNewReplicaGrantsASecondOwner(t *testing.T) {
 	opts := []Option{WithMaxTTL(2 * time.Second), WithNodeTimeout(100 * time.Millisecond), WithHealthInterval(10 * time.Millisecond)}
 	e := newEngine(t, ns, opts...)
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	if _, err := e.Acquire(ctx, "k", "a", 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestReview108PersistentTotalWipeNewReplicaGrantsASecondOwner(t *testing.T) 
 	opts := []Option{WithMaxTTL(2 * time.Second), WithNodeTimeout(100 * time.Millisecond), WithHealthInterval(10 * time.Millisecond)}
 	e := newEngine(t, ns, opts...)
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	if _, err := e.Acquire(ctx, "k", "a", 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestReview108TotalFlushNewReplicaTokenGoesDown(t *testing.T) {
 	opts := []Option{WithMaxTTL(2 * time.Second), WithNodeTimeout(100 * time.Millisecond), WithHealthInterval(10 * time.Millisecond)}
 	e := newEngine(t, ns, opts...)
 	ctx := context.Background()
-	review107Steady(t, e)
+	review106Steady(t, e)
 	a, err := e.AcquireFenced(ctx, "k", "a", time.Second)
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestReview110MajorityRestartNeverMarkedNewReplicaWaits(t *testing.T) {
 	fs, ns := fakes(3)
 	opts := []Option{WithMaxTTL(300 * time.Millisecond), WithNodeTimeout(100 * time.Millisecond), WithHealthInterval(10 * time.Millisecond)}
 	a := newEngine(t, ns, opts...)
-	review107Steady(t, a)
+	review106Steady(t, a)
 	fs[0].restart(false)
 	fs[1].restart(false)
 	window := a.QuarantineWindow()
@@ -56,7 +56,7 @@ func TestReview110PersistentMajorityRestartFencedNeverReturns(t *testing.T) {
 		f.info.Persistent = true
 	}
 	a := newEngine(t, ns, WithMaxTTL(300*time.Millisecond), WithNodeTimeout(100*time.Millisecond), WithHealthInterval(10*time.Millisecond))
-	review107Steady(t, a)
+	review106Steady(t, a)
 	ctx := context.Background()
 	if _, err := a.AcquireFenced(ctx, "f0", "x", 250*time.Millisecond); err != nil {
 		t.Fatal(err)

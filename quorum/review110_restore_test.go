@@ -25,7 +25,7 @@ func TestReview110PersistentRestoredBeforeNewReplicaSeesItVotes(t *testing.T) {
 	backup := fs[0].snapshot() // last night's copy: marker there, lock a not
 	opts := []Option{WithMaxTTL(2 * time.Second), WithNodeTimeout(100 * time.Millisecond), WithHealthInterval(10 * time.Millisecond)}
 	a := newEngine(t, ns, opts...)
-	review107Steady(t, a)
+	review106Steady(t, a)
 	ctx := context.Background()
 	fs[2].setOpFault("setnx", errRefused, nil)
 	if _, err := a.Acquire(ctx, "k", "a", 2*time.Second); err != nil {
