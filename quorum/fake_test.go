@@ -69,14 +69,17 @@ func (f *fakeNode) printLocked(key string) string {
 
 // newFake is a node of a running deployment: up an hour, marked and seeded
 // as a bootstrap leaves it (unmarked: a node the engine waits the window
-// for, as it may have lost locks).
+// for, as it may have lost locks). Nodes made together share the seed.
 func newFake(name string) *fakeNode {
 	f := &fakeNode{name: name, data: map[string]fakeEntry{}, inflight: map[string]int{}, calls: map[string]int{},
 		info: NodeInfo{RunID: "run-" + name + "-1", Uptime: time.Hour}, counters: map[string]bool{}}
 	f.marker = NewMarker(f.info.RunID)
-	f.raiseLocked(TokenKey, CounterSeed(time.Now()))
+	f.raiseLocked(TokenKey, fakeSeed)
 	return f
 }
+
+// fakeSeed is the token counter bootstrap seeded every fake node with.
+var fakeSeed = CounterSeed(time.Now())
 
 // unmark takes the nodes' markers and counters away: never bootstrapped.
 func unmark(fs ...*fakeNode) {
