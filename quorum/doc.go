@@ -89,7 +89,10 @@
 // read since: any N-Q+1 of them share a node with every quorum the
 // restarted one belonged to, so the window includes the record of every
 // engine that granted on it. A node that fsyncs every write keeps its
-// locks and records across a restart and is not quarantined.
+// locks and records across a restart and is not quarantined by an engine
+// that saw the restart; one first seen started within the window without
+// its run's marker waits the window from its start (it may have been
+// restored from an older copy, review110).
 //
 // Deployment markers (IntactKey) name the run_id they were written on and
 // an id of the marking (NewMarker), and are written only on a node that
