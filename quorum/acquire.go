@@ -29,7 +29,7 @@ func (e *Engine) Acquire(ctx context.Context, key, value string, ttl time.Durati
 // AcquireFenced is Acquire with a fencing token (Grant.Token): larger than
 // the token of every fenced grant before it, of this key or any other, and
 // noted beside the lock on a quorum (Token reads it). It costs a second
-// round: the raise of a quorum's counter (see Fencing tokens in doc.go).
+// round: the raise of a quorum's counter (see fencingdoc.go).
 // It waits its turn: while key has waiters (Enqueue) it is refused as if
 // the lock were held. Its lock-delay is Settings.NativeLockDelay.
 func (e *Engine) AcquireFenced(ctx context.Context, key, value string, ttl time.Duration) (Grant, error) {

@@ -9,7 +9,7 @@ import (
 )
 
 // tendCounters keeps every reachable node's fencing counters intact (see
-// Fencing in doc.go). A node without the intact marker (it restarted empty,
+// fencingdoc.go). A node without the intact marker (it restarted empty,
 // or is new) is repaired: each counter is raised to the largest value among
 // enough intact other nodes that they share a node with every quorum a
 // token was raised on, and the node is then marked. When no node at all is
@@ -239,7 +239,7 @@ func (e *Engine) fence(r *timedRound, tokenKey string, g Grant, lock Op) (Grant,
 // tentative, in the script that set the lock and counted up to it. Those
 // are the Q holders a raise would have given the token to, and no later
 // owner is granted on one of them before this lock left it, so after its
-// counter reached the token (see Fencing in doc.go): the grant's token is
+// counter reached the token (see fencingdoc.go): the grant's token is
 // final once confirmed, with no raise.
 func (e *Engine) oneRound(r *timedRound, token int64) bool {
 	at := 0

@@ -240,7 +240,7 @@ func (e *Engine) ReadField(ctx context.Context, key, field string, presence bool
 
 // ReadCounter reads a counter every node keeps for itself, such as a
 // fencing token counter: the Q-th largest value among intact nodes (see
-// Fencing in doc.go), which a quorum has reached. A node without the key
+// fencingdoc.go), which a quorum has reached. A node without the key
 // counts 0. It waits for every node; fewer than Q intact answers is
 // ErrNoQuorum, never a smaller value.
 func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
