@@ -34,7 +34,7 @@ func TestReview107PersistentFlushRestartSeenByWatchVotesAtOnce(t *testing.T) {
 	fs[2].setOpFault("setnx", nil, nil)
 	fs[0].flush() // FLUSHALL (persisted), then a restart; the reconnect (Watch) sees it first
 	fs[0].restart(true)
-	time.Sleep(50 * time.Millisecond)
+	checkedAgain(t, e, 0)
 	t.Logf("node 0 after the flush and restart: %+v", e.Status()[0])
 	g, err := e.Acquire(ctx, "k", "b", 380*time.Millisecond)
 	asked := time.Since(aAt)

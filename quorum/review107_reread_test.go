@@ -98,7 +98,7 @@ func TestReview107FailedRereadAfterRepairHidesFlush(t *testing.T) {
 	s.armed = false
 	s.mu.Unlock()
 	close(hold)
-	time.Sleep(50 * time.Millisecond) // several checks of node 0
+	checkedAgain(t, e, 0)
 	t.Logf("node 0 after the flush: %+v (marker %q)", e.Status()[0], fs[0].marker)
 	g, err := e.Acquire(ctx, "k", "b", 300*time.Millisecond)
 	asked := time.Since(aAt)

@@ -51,7 +51,7 @@ func TestReview108PersistentRestoredFromCopyVotesAtOnce(t *testing.T) {
 	ctx := context.Background()
 	review106Steady(t, e)
 	backup := fs[0].snapshot()
-	time.Sleep(50 * time.Millisecond) // checks since the copy (a restore takes longer than a health interval)
+	checkedAgain(t, e, 0) // a check since the copy (a restore takes longer than a health interval)
 	fs[2].setOpFault("setnx", errRefused, nil)
 	if _, err := e.Acquire(ctx, "k", "a", 2*time.Second); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestReview108PersistentRestoredFromCopyVotesAtOnce(t *testing.T) {
 	aAt := time.Now()
 	fs[2].setOpFault("setnx", nil, nil)
 	fs[0].restoreRestart(backup)
-	time.Sleep(100 * time.Millisecond) // several checks
+	checkedAgain(t, e, 0)
 	t.Logf("node 0 after the restore: %+v", e.Status()[0])
 	g, err := secondOwner(t, e, "k", 2*time.Second, aAt, 1500*time.Millisecond)
 	if err == nil {

@@ -37,7 +37,7 @@ func TestReview110PersistentRestoredBeforeNewReplicaSeesItVotes(t *testing.T) {
 	fs[2].setOpFault("setnx", nil, nil)
 	fs[0].restoreRestart(backup)
 	b := newEngine(t, ns, opts...) // a second replica, first seeing node 0 after the restore
-	time.Sleep(50 * time.Millisecond)
+	checkedAgain(t, b, 0)
 	t.Logf("node 0 seen by replica A: %q; by replica B: %q", a.Status()[0].Why, b.Status()[0].Why)
 	g, err := secondOwner(t, b, "k", 2*time.Second, aAt, 1500*time.Millisecond)
 	if err == nil {

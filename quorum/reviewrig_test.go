@@ -34,3 +34,20 @@ func secondOwner(t *testing.T, e *Engine, key string, ttl time.Duration, aAt tim
 	}
 	return g, err
 }
+
+// checkedAgain waits until engine e's monitor of node i has finished a
+// check that began after the call: what a test waits for instead of
+// sleeping "several health intervals" (a loaded machine may run none).
+func checkedAgain(t *testing.T, e *Engine, i int) {
+	t.Helper()
+	checked := func() time.Time {
+		h := e.health[i]
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.checked
+	}
+	first := time.Now()
+	waitFor(t, "a check of the node that ended after the call", func() bool { return checked().After(first) })
+	second := checked() // that check may have begun before the call: the next one did not
+	waitFor(t, "a check of the node that began after the call", func() bool { return checked().After(second) })
+}
