@@ -68,6 +68,21 @@ func hookedRig(t *testing.T, servers []*redistest.Server, hook mitmHook, more fu
 	return r
 }
 
+// countersApart counts other keys' grants twice on backend 0 and once on
+// backend 1: the three counters differ, so whichever two holders the next
+// grant is decided on, they disagree and it raises (with Q counters at its
+// token it would need no raise, oneRound; the CI of 455dfff decided on
+// backends 1 and 2 when only backend 0 was ahead, and the CI of c43aa56
+// found all three alike after the warm-up grants).
+func (r *tentRig) countersApart(t *testing.T) {
+	t.Helper()
+	for i, by := range []int64{2, 1} {
+		if err := r.servers[i].Client().IncrBy(t.Context(), quorum.TokenKey, by).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func (r *tentRig) notes(key string) []string {
 	out := make([]string, len(r.servers))
 	for i, s := range r.servers {
@@ -135,16 +150,7 @@ func tentClockStep(t *testing.T, stepBack bool) {
 	}
 	rig = newTentRig(t, hook)
 	ctx := t.Context()
-	// Other keys' grants counted twice on backend 0 and once on backend 1:
-	// the three counters differ, so whichever two holders the grant is
-	// decided on, they disagree and it raises (with Q counters at its
-	// token it would need no raise, oneRound; the CI of 455dfff decided
-	// on backends 1 and 2 when only backend 0 was ahead).
-	for i, by := range []int64{2, 1} {
-		if err := rig.servers[i].Client().IncrBy(ctx, quorum.TokenKey, by).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	rig.countersApart(t)
 	type res struct {
 		tok int64
 		err error
@@ -235,6 +241,7 @@ func TestTentativeLostConfirmIsResent(t *testing.T) {
 	}
 	rig := newTentRig(t, hook)
 	ctx := t.Context()
+	rig.countersApart(t)
 	for i := range 3 {
 		rig.setClock(i, -3600_000)
 	}
