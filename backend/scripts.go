@@ -87,6 +87,8 @@ var (
 	lapsedLua string // the prelude of the scripts that keep leases in the server's ms: its clock, and the lapsed ones' removal
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
+	//go:embed scripts/counterseed.lua
+	counterSeedLua string // the prelude of hashacquire.lua: where a lock's own fencing counter starts
 
 	hashPrelude        = noteAfterLua + hashNoteLua + fmt.Sprintf("local rwHoldersPrefix, stampPrefix = %q, %q\n", quorum.HoldersKey(""), stampP) + rwLockLua
 	printPrelude       = hashPrelude + fmt.Sprintf("local printPrefixes = {%q, %q, %q, %q}\n", quorum.HoldersKey(""), semP, semLeaseP, stampP) + printLua
@@ -100,7 +102,7 @@ var (
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = newScript(hashPrelude + lapsedLua + hashAcquireLua)
+	hashAcquireScript  = newScript(hashPrelude + lapsedLua + fmt.Sprintf("local tokenKey, counterPrefix = %q, %q\n", quorum.TokenKey, quorum.LockCounterKey("")) + counterSeedLua + hashAcquireLua)
 	hashReleaseScript  = newScript(hashPrelude + hashReleaseLua)
 	hashExtendScript   = newScript(hashPrelude + hashExtendLua)
 	hashLeaseScript    = newScript(printPrelude + hashLeaseLua)

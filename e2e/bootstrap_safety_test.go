@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -153,9 +154,10 @@ func TestTokensIncreaseAcrossATotalWipe(t *testing.T) {
 		shortWindow(time.Second)(c)
 	})
 	c := h.Client()
-	var before int64
+	var before, fencedBefore int64
 	for i := range 4 {
 		before = acquireToken(t, c, "lock:d"+string(rune('a'+i)))
+		fencedBefore = fencedToken(t, c, fmt.Sprint("u", i, ":1"))
 	}
 	for _, b := range h.Backend {
 		b.Restart()
@@ -164,6 +166,29 @@ func TestTokensIncreaseAcrossATotalWipe(t *testing.T) {
 	if after <= before {
 		t.Fatalf("token after a total wipe = %d, before = %d: tokens went back", after, before)
 	}
+	// Redisson's RFencedLock too (its counter started again at 1 before
+	// quorum.LockCounterKey; seen failing on dade69e).
+	if fenced := fencedToken(t, c, "v:1"); fenced <= fencedBefore {
+		t.Fatalf("RFencedLock token after a total wipe = %d, before = %d: tokens went back", fenced, fencedBefore)
+	}
+}
+
+// fencedToken takes Redisson RFencedLock {dw} for owner with tryLock (100
+// ms lease), polling as acquireToken does, and returns its token.
+func fencedToken(t *testing.T, c *redis.Client, owner string) int64 {
+	t.Helper()
+	var (
+		v   any
+		err error
+	)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		v, err = c.EvalSha(t.Context(), shaRFencedTry, []string{"{dw}", "redisson_lock_token:{dw}"}, 100, owner).Result()
+		if pair, ok := v.([]any); ok && err == nil && len(pair) == 2 && pair[0] == int64(-1) {
+			return pair[1].(int64)
+		}
+	}
+	t.Fatalf("fenced tryLock {dw} for 30s: %v, %v", v, err)
+	return 0
 }
 
 // acquireToken takes key with LOCK.ACQUIRE (100 ms), polling for up to 30s

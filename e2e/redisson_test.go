@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,10 +30,11 @@ import (
 type redissonCall struct {
 	what    string
 	args    []any
-	ttl     bool  // the reply is a PTTL: compare it as "a positive TTL up to the lease"
-	bySHA   bool  // sent by EVALSHA: one Redis lacks the text
-	twin    []any // what one Redis runs in its place
-	fixed   bool  // or the reply one Redis gave the text: want, wantErr
+	ttl     bool   // the reply is a PTTL: compare it as "a positive TTL up to the lease"
+	counter string // the reply carries a fencing token of this counter: compare it as counted from the counter's start (tokenFrom)
+	bySHA   bool   // sent by EVALSHA: one Redis lacks the text
+	twin    []any  // what one Redis runs in its place
+	fixed   bool   // or the reply one Redis gave the text: want, wantErr
 	want    any
 	wantErr string
 }
@@ -112,19 +114,20 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 		force("forceUnlock", name, ch, 0, "publish"),
 		twin(forceOld("forceUnlock of a free lock", name, ch, 0), force("", name, ch, 0, "publish")),
 		fenced("fenced lock()", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
-		{what: "its token", args: []any{"get", "redisson_lock_token:{orders}f"}},
+		tokenCall(redissonCall{what: "its token", args: []any{"get", "redisson_lock_token:{orders}f"}}, "f"),
 		ttlCall(fenced("fenced lock() by another", "{orders}f", "redisson_lock_token:{orders}f", lease, b)),
 		fenced("fenced re-entry", "{orders}f", "redisson_lock_token:{orders}f", lease, a),
-		{what: "token after re-entry", args: []any{"get", "redisson_lock_token:{orders}f"}},
+		tokenCall(redissonCall{what: "token after re-entry", args: []any{"get", "redisson_lock_token:{orders}f"}}, "f"),
 		{what: "GET of a hash lock", args: []any{"get", name + "f"}},
-		tryFenced("fenced tryLock: {-1, token}", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
+		tokenCall(tryFenced("fenced tryLock: {-1, token}", "{orders}t", "redisson_lock_token:{orders}t", lease, a), "t"),
 		ttlCall(tryFenced("fenced tryLock by another: {pttl, -1}", "{orders}t", "redisson_lock_token:{orders}t", lease, b)),
-		tryFenced("fenced tryLock re-entry", "{orders}t", "redisson_lock_token:{orders}t", lease, a),
+		tokenCall(tryFenced("fenced tryLock re-entry", "{orders}t", "redisson_lock_token:{orders}t", lease, a), "t"),
 		unlock322("fenced unlock (3.22 text)", "{orders}t", "redisson_lock__channel:{orders}t", 0, lease, a, "PUBLISH"),
 		unlock322("fenced release (3.22 text): 1", "{orders}t", "redisson_lock__channel:{orders}t", 0, lease, a, "PUBLISH"),
-		tryFenced("fenced tryLock by another after release", "{orders}t", "redisson_lock_token:{orders}t", lease, b),
+		tokenCall(tryFenced("fenced tryLock by another after release", "{orders}t", "redisson_lock_token:{orders}t", lease, b), "t"),
 	}
 	ctx := t.Context()
+	directStarts, proxiedStarts := map[string]int64{}, map[string]int64{}
 	for _, call := range session {
 		var want any
 		var wantErr error
@@ -144,6 +147,9 @@ func TestRedissonLikeSingleRedis(t *testing.T) {
 		got, gotErr := proxied.Do(ctx, call.args...).Result()
 		if call.ttl {
 			want, got = asLease(want, lease), asLease(got, lease)
+		}
+		if call.counter != "" {
+			want, got = tokenFrom(want, call.counter, directStarts), tokenFrom(got, call.counter, proxiedStarts)
 		}
 		if fmt.Sprint(wantErr) != fmt.Sprint(gotErr) && !(wantErr != nil && gotErr != nil && strings.HasPrefix(gotErr.Error(), strings.Fields(wantErr.Error())[0])) {
 			t.Fatalf("%s: error %v through the proxy, %v from one Redis", call.what, gotErr, wantErr)
@@ -190,6 +196,38 @@ func evalScript(t *testing.T, sha string, nkeys int) func(what string, args ...a
 }
 
 func ttlCall(c redissonCall) redissonCall { c.ttl = true; return c }
+
+// tokenCall marks c's reply as carrying a fencing token of counter.
+func tokenCall(c redissonCall, counter string) redissonCall { c.counter = counter; return c }
+
+// tokenFrom reads a reply carrying a fencing token (a GET's digits, an
+// integer, the fenced tryLock's {-1, token}) as its distance from where
+// counter started on one side (starts: the first token seen, less one).
+// One Redis counts a lock's tokens from 1; the proxy from its shared
+// counter (quorum.LockCounterKey): the same steps, from another start.
+func tokenFrom(v any, counter string, starts map[string]int64) any {
+	var n int64
+	switch x := v.(type) {
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(x, 10, 64); err != nil {
+			return v
+		}
+	case int64:
+		n = x
+	case []any:
+		if len(x) == 2 && x[1] != int64(-1) {
+			return []any{x[0], tokenFrom(x[1], counter, starts)}
+		}
+		return v
+	default:
+		return v
+	}
+	if _, ok := starts[counter]; !ok {
+		starts[counter] = n - 1
+	}
+	return fmt.Sprint("token ", n-starts[counter], " of ", counter)
+}
 
 // asLease reads a PTTL reply as "within the lease" or keeps it as it is.
 func asLease(v any, lease int64) any {

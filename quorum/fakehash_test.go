@@ -5,12 +5,18 @@ package quorum
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 )
 
-// incrLocked increments counter key for round, as the acquire scripts do.
+// incrLocked increments counter key for round, as the acquire scripts do:
+// a lock's own counter (LockCounterKey) it lacks starts from TokenKey's.
 func (f *fakeNode) incrLocked(key, round string) int64 {
-	n, _ := strconv.ParseInt(f.data[key].value, 10, 64)
+	c, ok := f.data[key]
+	if !ok && strings.HasPrefix(key, LockCounterKey("")) {
+		c = f.data[TokenKey]
+	}
+	n, _ := strconv.ParseInt(c.value, 10, 64)
 	f.data[key] = fakeEntry{value: strconv.FormatInt(n+1, 10), expiry: time.Now().Add(time.Hour)}
 	f.data[WriterKey(key)] = fakeEntry{value: round, expiry: time.Now().Add(time.Hour)}
 	f.counters[key] = true

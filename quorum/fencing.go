@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -74,7 +75,9 @@ func (e *Engine) tendCounters(ctx context.Context) {
 }
 
 // mergedCounters reads the counters of nodes: each counter's largest
-// value, and how many nodes answered.
+// value, and how many nodes answered. Only counters in the engine's names:
+// a counter listed under a client's name (a lock's own, before
+// LockCounterKey) is a key clients reach, never copied or written.
 func (e *Engine) mergedCounters(ctx context.Context, nodes []int) (merged map[string]int64, read int) {
 	merged = map[string]int64{}
 	for _, j := range nodes {
@@ -84,7 +87,9 @@ func (e *Engine) mergedCounters(ctx context.Context, nodes []int) (merged map[st
 		}
 		read++
 		for k, v := range counters {
-			merged[k] = max(merged[k], v)
+			if strings.HasPrefix(k, InternalPrefix) {
+				merged[k] = max(merged[k], v)
+			}
 		}
 	}
 	return merged, read

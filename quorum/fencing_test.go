@@ -21,9 +21,13 @@ func TestFencedTokenAboveARaiseThatLandedLate(t *testing.T) {
 	fs, ns := fakes(5)
 	e := newEngine(t, ns, WithNodeTimeout(5*time.Second), WithTimeoutFactor(0.9))
 	ctx := context.Background()
-	fs[0].put("tok", "5", time.Hour)
-	fs[1].put("tok", "10", time.Hour)
-	fs[2].put("tok", "10", time.Hour)
+	tok := LockCounterKey("tok")
+	fs[0].put(tok, "5", time.Hour)
+	fs[1].put(tok, "10", time.Hour)
+	fs[2].put(tok, "10", time.Hour)
+	for _, f := range fs[3:] {
+		f.put(TokenKey, "0", time.Hour) // where the lock's counter starts on nodes 3 and 4
+	}
 	for _, f := range fs[3:] {
 		f.setOpFault("hashacquire", errRefused, nil) // grant 1 wins nodes 0-2 only
 	}
@@ -47,7 +51,7 @@ func TestFencedTokenAboveARaiseThatLandedLate(t *testing.T) {
 	fs[0].setOpFault("hashacquire", nil, acquire0) // grant 2 reaches node 0 once grant 1 is gone
 	var wg2 sync.WaitGroup
 	wg2.Go(func() { g2, e2 = e.AcquireHash(ctx, "{f}", "b:1", 3*time.Second, "tok") })
-	waitFor(t, "grant 2's INCR on nodes 3 and 4", func() bool { return fs[3].counter("tok") == 1 && fs[4].counter("tok") == 1 })
+	waitFor(t, "grant 2's INCR on nodes 3 and 4", func() bool { return fs[3].counter(tok) == 1 && fs[4].counter(tok) == 1 })
 
 	close(raise3)
 	wg.Wait()

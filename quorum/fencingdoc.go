@@ -5,7 +5,20 @@ package quorum
 // "Fencing tokens after a total wipe" stays there).
 //
 // Each node keeps a counter per fenced lock and lists the counters in a set
-// (CountersKey). A node is intact when it carries its current run's
+// (CountersKey): the shared TokenKey for the native locks, and for a hash
+// lock whose client names its own counter (Redisson's RFencedLock) a key
+// in the engine's names, LockCounterKey, never the key the client named
+// (which any client command reaches: a compare-and-delete, a DEL, an
+// extend, a latch the client writes there). A node that lacks a lock's
+// counter starts it from its TokenKey, so that the counter-lost cases
+// below hold for it as for TokenKey: after a reseed or a total wipe every
+// node's TokenKey is at least the clock's seed, above every token any
+// counter gave (each grows by one per grant, within the seed's rate bound,
+// bootstrap.go), so a lock's counter made again there starts above its
+// old tokens (TestReview111ReseedLowersPerKeyCounter); on an intact node
+// the counter was never lost, and a node that never held the lock starts
+// wherever it does: a token is the largest count among Q holders, one of
+// which carries the lock's last token. A node is intact when it carries its current run's
 // marker: its counters were never lost since it was marked; its answers
 // count toward a token only if it was intact when the round was sent, too
 // (one repaired meanwhile may have answered from the counter it had lost,

@@ -31,9 +31,9 @@ func (h *HashTaken) Unwrap() error { return h.RoundError }
 
 // AcquireHash takes or re-enters the hash lock key for owner with ttl (padded
 // for drift) on a quorum, with Acquire's rules. With tokenKey it is a fenced
-// grant: each node counts the grant in its counter tokenKey, the Grant's
-// Token is the largest count among a quorum of intact nodes (see Fencing in
-// doc.go), and before AcquireHash returns a quorum of intact nodes' counters
+// grant: each node counts the grant in the counter the client named
+// tokenKey (LockCounterKey, in the engine's names), the Grant's Token is the
+// largest count among a quorum of intact nodes (see fencingdoc.go), and before AcquireHash returns a quorum of intact nodes' counters
 // are raised to it, so every later grant gets a larger one.
 //
 // Hold counts: a node that missed a round (down, or slow) keeps a stale
@@ -92,7 +92,8 @@ func (e *Engine) acquireHashOp(ctx context.Context, op Op, ttl time.Duration) (G
 		return Grant{}, ErrModeOwner
 	}
 	tokenKey := ""
-	if !op.Fair {
+	if !op.Fair && op.Aux != "" {
+		op.Aux = LockCounterKey(op.Aux)
 		tokenKey = op.Aux
 	}
 	op.AuxTTL, op.Round = e.opts.LockDelay, e.newRoundID()
@@ -238,15 +239,16 @@ func (e *Engine) ReadField(ctx context.Context, key, field string, presence bool
 	return e.read(ctx, Op{Kind: OpHashGet, Key: key, Value: field}, false, presence)
 }
 
-// ReadCounter reads a counter every node keeps for itself, such as a
-// fencing token counter: the Q-th largest value among intact nodes (see
-// fencingdoc.go), which a quorum has reached. A node without the key
-// counts 0. It waits for every node; fewer than Q intact answers is
-// ErrNoQuorum, never a smaller value.
+// ReadCounter reads the fencing counter a fenced hash lock's client named
+// key (LockCounterKey): the Q-th largest value among intact nodes (see
+// fencingdoc.go), which a quorum has reached. A node without it counts 0.
+// It waits for every node; fewer than Q intact answers is ErrNoQuorum,
+// never a smaller value.
 func (e *Engine) ReadCounter(ctx context.Context, key string) (int64, error) {
 	if err := reservedKey(key); err != nil {
 		return 0, err
 	}
+	key = LockCounterKey(key)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,7 +108,7 @@ func TestFencedTokensGrow(t *testing.T) {
 	fs, ns := fakes(5)
 	e := newEngine(t, ns)
 	ctx := context.Background()
-	fs[0].put("tok", "10", time.Hour) // a counter ahead of the others
+	fs[0].put(LockCounterKey("tok"), fmt.Sprint(fakeSeed+10), time.Hour) // a counter ahead of the others (theirs start at fakeSeed)
 	var last int64
 	for i, owner := range []string{"a:1", "b:1", "c:1"} {
 		if i == 1 {
@@ -176,7 +177,7 @@ func TestFencedTokensWaitForRepair(t *testing.T) {
 	}
 	fs[0].setFault(nil, 0, nil)
 	eventuallyTrue(t, func() bool { return e.Status()[1].Intact })
-	if n := fs[1].counter(tokens); n < last {
+	if n := fs[1].counter(LockCounterKey(tokens)); n < last {
 		t.Fatalf("node1 repaired to %d; want at least %d", n, last)
 	}
 	g, err := e.AcquireHash(ctx, "{g}", a, time.Second, tokens)

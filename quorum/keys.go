@@ -80,6 +80,16 @@ const SemaphoreGoneTTL = time.Minute
 // reaches it.
 func GrantStampKey(key string) string { return InternalPrefix + "gs:" + key }
 
+// LockCounterKey is the fencing counter of a hash lock whose client names
+// its own (Redisson's RFencedLock: redisson_lock_token:{name}, or any key it
+// passes): kept in the engine's names, so no client command reaches it by
+// the name the client gave (a compare-and-delete, a DEL, an extend, a latch
+// written there), and the key of that name, whatever it holds, is never
+// touched. A node without it starts it from its shared counter TokenKey
+// (hashacquire.lua): a counter made again after a loss (reseed, a total
+// wipe) starts above every token it gave, as TokenKey does (fencingdoc.go).
+func LockCounterKey(name string) string { return InternalPrefix + "c:" + name }
+
 // HoldersKey is the set of holders of read-write lock key (Redisson's
 // RReadWriteLock), each with the end of its window (holder -> the
 // backend's Unix ms): readers share the lock and each one's hold expires

@@ -11,9 +11,12 @@
 -- ARGV[2] ms from now, a re-entry's never earlier. A plain hash lock's owner re-enters a read-write lock
 -- it holds, and nothing else: a read or write of a plain hash lock is refused as taken. While
 -- the lock-delay of a holder whose window ended unreleased runs (RW.pending), no new holder enters.
--- With KEYS[3] (a fencing token counter) of six keys, a grant also increments it, lists it in
--- the set of counters KEYS[4] so that a repair can find it, and notes its round
--- ARGV[3] as the counter's last writer in KEYS[5].
+-- With KEYS[3] (a fencing token counter: quorum.LockCounterKey) of six keys, a grant also
+-- increments it, lists it in the set of counters KEYS[4] so that a repair can find it, and
+-- notes its round ARGV[3] as the counter's last writer in KEYS[5]. A counter this node lacks
+-- (never made here, or lost) starts from the shared counter tokenKey: above every token that
+-- one bounds (fencingdoc.go), and above the counter a replica before LockCounterKey kept
+-- under the client's name (listed in KEYS[4]; only ever read, as a floor).
 -- The last key is the lock's queue of waiters (LOCK.ACQUIRE ... WAIT): while it exists a
 -- free lock is not taken (the owner re-enters a lock it holds): it is a waiter's turn.
 -- A fair acquire (Redisson's RFairLock: ARGV[6] a waiter's lease in ms) has instead its own
@@ -138,6 +141,9 @@ if fairMS then -- it leaves the queue; its ticket is answered, for a rollback to
 end
 local token = 0
 if #KEYS == 6 then
+  if redis.call("EXISTS", KEYS[3]) == 0 then
+    redis.call("SET", KEYS[3], counterSeed(KEYS[3], KEYS[4]))
+  end
   token = redis.call("INCR", KEYS[3])
   redis.call("SADD", KEYS[4], KEYS[3])
   redis.call("SET", KEYS[5], ARGV[3])
