@@ -188,6 +188,9 @@ func (e *encoder) command(op quorum.Op) *script {
 		}
 		return e.withMode(script(hashAcquireScript, str(op.Value), ms(op.TTL), str(op.Round), ms(op.AuxTTL)), op.Mode)
 	case quorum.OpHashRelease:
+		if op.N == 1 { // the mode ("" none) and the absent lock's latch
+			return script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark), str(op.Mode), str("1"))
+		}
 		return e.withMode(script(hashReleaseScript, str(op.Value), ms(op.TTL), ms(op.AuxTTL), str(op.Mark)), op.Mode)
 	case quorum.OpHashExtend:
 		return script(hashExtendScript, str(op.Value), ms(op.TTL))

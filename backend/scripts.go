@@ -102,7 +102,7 @@ var (
 	extendScript       = newScript(noteLeadLua + extendLua)
 	reattachScript     = newScript(noteLeadLua + tokenPartLua + roundOrderLua + reattachLua)
 	getPTTLScript      = newScript(tokenPartLua + getPTTLLua)
-	hashAcquireScript  = newScript(hashPrelude + lapsedLua + fmt.Sprintf("local tokenKey, counterPrefix = %q, %q\n", quorum.TokenKey, quorum.LockCounterKey("")) + counterSeedLua + hashAcquireLua)
+	hashAcquireScript  = newScript(hashPrelude + lapsedLua + fmt.Sprintf("local tokenKey = %q\n", quorum.TokenKey) + counterSeedLua + hashAcquireLua)
 	hashReleaseScript  = newScript(hashPrelude + hashReleaseLua)
 	hashExtendScript   = newScript(hashPrelude + hashExtendLua)
 	hashLeaseScript    = newScript(printPrelude + hashLeaseLua)

@@ -41,12 +41,13 @@ var ttlScripts = map[string]replyRule{
 	"66e1084c2d842a7e8c271925aae90219fac4e129": ttlReply,
 	"95553a6ff11176c18e71344e89d116b06fd6f753": ttlReply,
 	"6306ba3bf1f563b284bed52d305fce615c6664d9": ttlReply,
-	// RFairLock's lock() (3.23, 3.52) tells a refused waiter how long to
+	// RFairLock's lock() (3.23, 3.52; 929defe0: 3.32-3.44) tells a refused waiter how long to
 	// wait: one Redis from its waiters' timeouts (the holder's TTL, or the
 	// place ahead's timeout, which includes the thread wait time), the
 	// proxy from the holder's TTL or the lease of the place ahead.
 	"762bfafa6be221431a0b668685dd15c926483619": waitReply,
 	"8f6ed299ffd259f0539c20f89253998c0777ea75": waitReply,
+	"929defe0321e0a4c943b4244951d3a730b6eaabc": waitReply,
 	// RPermitExpirableSemaphore's acquire (3.23, 3.52) tells a refused one
 	// when to try again: one Redis when the first permit held lapses by the
 	// client's clock, the proxy when it lapses on a backend that refused.

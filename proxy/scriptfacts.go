@@ -134,10 +134,10 @@ var scriptFacts = []scriptFact{
 	// from each release's source text (the scripts as its classes concatenate
 	// them), each 3.52's text but for a line or two; e2e
 	// TestRedissonBetweenVersions sends them by EVALSHA.
-	{rwReadUnlock324, "6c29d011ff00445adbf29ceac0aae1e29144bf22", scriptHashRelease, "Redisson RReadWriteLock readLock().unlock (latch in KEYS[5])", "3.24.0-3.43.0", "source"},
-	{rwWriteUnlock324, "f9c6c3a11d0accad42255c81b3e47c70bd3f9339", scriptHashRelease, "Redisson RReadWriteLock writeLock().unlock (latch in KEYS[3])", "3.24.0-3.43.0", "source"},
-	{fairUnlock324, "ce81a03c3357dea2462329906595b35af269e6b9", scriptHashRelease, "Redisson RFairLock unlock (latch in KEYS[5])", "3.24.0-3.30.0", "source"},
-	{fairLock332, "5cf241745794420821520d1b332fa37ebfbeb5b7", scriptFairAcquire, "Redisson RFairLock lock, tryLock with a wait", "3.32.0-3.44.0", "source"},
+	{rwReadUnlock324, "6c29d011ff00445adbf29ceac0aae1e29144bf22", scriptHashRelease, "Redisson RReadWriteLock readLock().unlock (latch in KEYS[5])", "3.24.0-3.43.0", "redisson-3.30.0-rwlock"},
+	{rwWriteUnlock324, "f9c6c3a11d0accad42255c81b3e47c70bd3f9339", scriptHashRelease, "Redisson RReadWriteLock writeLock().unlock (latch in KEYS[3])", "3.24.0-3.43.0", "redisson-3.30.0-rwlock"},
+	{fairUnlock324, "ce81a03c3357dea2462329906595b35af269e6b9", scriptHashRelease, "Redisson RFairLock unlock (latch in KEYS[5])", "3.24.0-3.30.0", "redisson-3.30.0-fairlock"},
+	{fairLock332, "5cf241745794420821520d1b332fa37ebfbeb5b7", scriptFairAcquire, "Redisson RFairLock lock, tryLock with a wait", "3.32.0-3.44.0", "redisson-3.43.0-fairlock"},
 	// RFairLock's (fairlock.go; their layouts are fairSpecs').
 	{fairLock323, "51ee65a9c7cd813d274c02e5c9afda2f654e9f22", scriptFairAcquire, "Redisson RFairLock lock, tryLock with a wait", "3.23", "redisson-3.23.4-fairlock"},
 	{fairTry323, "c2b69733b0a62c2cd8c696c437f00c03e48240d9", scriptFairTryAcquire, "Redisson RFairLock tryLock()", "3.23", "redisson-3.23.4-fairlock"},

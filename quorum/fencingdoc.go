@@ -10,15 +10,19 @@ package quorum
 // in the engine's names, LockCounterKey, never the key the client named
 // (which any client command reaches: a compare-and-delete, a DEL, an
 // extend, a latch the client writes there). A node that lacks a lock's
-// counter starts it from its TokenKey, so that the counter-lost cases
-// below hold for it as for TokenKey: after a reseed or a total wipe every
-// node's TokenKey is at least the clock's seed, above every token any
-// counter gave (each grows by one per grant, within the seed's rate bound,
-// bootstrap.go), so a lock's counter made again there starts above its
-// old tokens (TestReview111ReseedLowersPerKeyCounter); on an intact node
-// the counter was never lost, and a node that never held the lock starts
-// wherever it does: a token is the largest count among Q holders, one of
-// which carries the lock's last token. A node is intact when it carries its current run's
+// counter starts it from its TokenKey (nothing a client writes is read),
+// so that the counter-lost cases below hold for it as for TokenKey: a
+// marking without enough intact nodes to repair from (a majority lost, a
+// total wipe, a new deployment: markSeeded, Bootstrap) raises every
+// counter the nodes have, the lock counters that tries made while they
+// were unmarked included (review114), to at least the clock's seed, above
+// every token any counter gave (each grows by one per grant, within the
+// seed's rate bound, bootstrap.go), so a lock's counter made again after
+// starts above its old tokens too (TestReview111ReseedLowersPerKeyCounter,
+// e2e TestTokensIncreaseAcrossATotalWipe); on an intact node the counter
+// was never lost, and a node that never held the lock starts wherever it
+// does: a token is the largest count among Q intact holders, one of which
+// carries the lock's last token. A node is intact when it carries its current run's
 // marker: its counters were never lost since it was marked; its answers
 // count toward a token only if it was intact when the round was sent, too
 // (one repaired meanwhile may have answered from the counter it had lost,
@@ -119,8 +123,8 @@ package quorum
 // each counter is raised to the largest value among N-Q+1 intact other
 // nodes, and only then marked. With fewer intact nodes (a majority
 // restarted or was flushed), the unmarked nodes that vote are marked with
-// every counter raised to the largest any answering node has and the shared
-// one also to the clock's seed (reseed): those that lost counters vote only
+// every counter raised to the largest any answering node has and to the
+// clock's seed (markSeeded): those that lost counters vote only
 // a window after the loss, as the wipe argument below needs; those that kept
 // them carry every token a quorum of theirs gave (review110). A node is
 // marked only after this engine's check tested its presence on the node's

@@ -76,6 +76,9 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 		padded = e.PaddedTTL(ttl)
 	}
 	op := Op{Kind: OpHashRelease, Key: key, Value: owner, TTL: padded, Aux: latch, AuxTTL: latchTTL, Mark: e.releaseMark(latch), Mode: mode}
+	if absentReleased && latch != "" {
+		op.N = 1 // a free lock's unlock keeps its answer in the latch, as the client's script does
+	}
 	t := e.start(nil, op, e.opts.NodeTimeout, false)
 	t.drain()
 	var answered, notHeld, latchedHeld, latchedReleased []int

@@ -86,7 +86,7 @@ func GrantStampKey(key string) string { return InternalPrefix + "gs:" + key }
 // the name the client gave (a compare-and-delete, a DEL, an extend, a latch
 // written there), and the key of that name, whatever it holds, is never
 // touched. A node without it starts it from its shared counter TokenKey
-// (hashacquire.lua): a counter made again after a loss (reseed, a total
+// (hashacquire.lua): a counter made again after a loss (markSeeded, a total
 // wipe) starts above every token it gave, as TokenKey does (fencingdoc.go).
 func LockCounterKey(name string) string { return InternalPrefix + "c:" + name }
 

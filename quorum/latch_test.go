@@ -34,6 +34,14 @@ func TestDeleteLatch(t *testing.T) {
 	if _, err := e.Acquire(ctx, named, "v", time.Minute); err != nil {
 		t.Fatal(err)
 	}
+	eventuallyTrue(t, func() bool { // the grant answered at two: the third may land later
+		for _, f := range fs {
+			if v, ok := f.get(named); !ok || v != "v" {
+				return false
+			}
+		}
+		return true
+	})
 	if _, err := e.DeleteLatch(ctx, named); !errors.Is(err, ErrNotLatch) {
 		t.Fatalf("DeleteLatch of a lock = %v; want ErrNotLatch", err)
 	}

@@ -104,7 +104,7 @@ const (
 
 	// Reentrant hash locks (Redisson's layout: Key is a hash of owner -> holds).
 	OpHashAcquire  // take or re-enter Key for owner Value, TTL; Aux: token counter to INCR, noting Round as its writer (Fair: Aux names the fair queue instead, N the waiter's lease in ms: see Fair). OK: held; N: holds, else ms to wait; Own: refused, Value is queued; Fair: Token is Value's ticket, where it was queued (granted: the one it left the queue with)
-	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL. N: 1 released, 0 still held, -1 other owner, -2 absent
+	OpHashRelease  // give up one hold; Aux: unlock latch kept AuxTTL (with N 1, written "1" where the lock is absent: a client whose unlock of a free lock answers 1 keeps that). N: 1 released, 0 still held, -1 other owner, -2 absent
 	OpHashExtend   // set Key's TTL while Value holds it; OK: done
 	OpHashUnhold   // undo one hold (N 1) or all holds (N 0) of Value (with Mark, marking the note); N -1 only asks whether release Mark deleted it there; OK: deleted (by this op, or by release Mark before)
 	OpHashGet      // field Value of hash Key and the key's TTL: Entry

@@ -14,9 +14,7 @@
 -- With KEYS[3] (a fencing token counter: quorum.LockCounterKey) of six keys, a grant also
 -- increments it, lists it in the set of counters KEYS[4] so that a repair can find it, and
 -- notes its round ARGV[3] as the counter's last writer in KEYS[5]. A counter this node lacks
--- (never made here, or lost) starts from the shared counter tokenKey: above every token that
--- one bounds (fencingdoc.go), and above the counter a replica before LockCounterKey kept
--- under the client's name (listed in KEYS[4]; only ever read, as a floor).
+-- (never made here, or lost) starts from the shared counter tokenKey (counterseed.lua).
 -- The last key is the lock's queue of waiters (LOCK.ACQUIRE ... WAIT): while it exists a
 -- free lock is not taken (the owner re-enters a lock it holds): it is a waiter's turn.
 -- A fair acquire (Redisson's RFairLock: ARGV[6] a waiter's lease in ms) has instead its own
@@ -142,7 +140,7 @@ end
 local token = 0
 if #KEYS == 6 then
   if redis.call("EXISTS", KEYS[3]) == 0 then
-    redis.call("SET", KEYS[3], counterSeed(KEYS[3], KEYS[4]))
+    redis.call("SET", KEYS[3], counterSeed())
   end
   token = redis.call("INCR", KEYS[3])
   redis.call("SADD", KEYS[4], KEYS[3])

@@ -31,15 +31,23 @@ if #KEYS > 2 then
     return {tonumber(v), -1, 0}
   end
 end
+-- absent answers a lock missing here; with ARGV[6] "1" (a client whose unlock of a free lock
+-- answers 1 and keeps that in its latch) the latch KEYS[3] says released, as its script's would.
+local function absent()
+  if #KEYS > 2 and ARGV[6] == "1" then
+    redis.call("SET", KEYS[3], "1", "PX", ARGV[3])
+  end
+  return {-2, 0, 0}
+end
 local rw, held, bad = rwMode(KEYS[1], ARGV[1]) -- rwlock.lua
 if rw and RW.settle(KEYS[1], KEYS[2], RW.hs) == 0 then
-  return {-2, 0, 0}
+  return absent()
 elseif rw then
   held = RW.holds(KEYS[1], ARGV[1]) and 2 -- as the holders left it (2: not known to be the last hold)
 end
 if not rw and (ARGV[5] or "") ~= "" then
   if redis.call("EXISTS", KEYS[1]) == 0 then
-    return {-2, 0, 0}
+    return absent()
   end
   return {-1, 0, 0} -- a plain hash lock (or another key): not this read-write lock's
 end
@@ -48,7 +56,7 @@ if bad and ARGV[1] ~= "mode" then
 end
 if ARGV[1] == "mode" or not held then
   if redis.call("EXISTS", KEYS[1]) == 0 then
-    return {-2, 0, 0}
+    return absent()
   end
   return {-1, 0, 0}
 end
