@@ -192,13 +192,13 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last.
-func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
+func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
 	for i := 0; i == 0 || i < len(keys); i += 500 {
 		chunk := keys[i:min(i+500, len(keys))]
-		args := []any{"", expect}
+		args := []any{"", expect, 0}
 		if i+500 >= len(keys) {
-			args[0] = marker
+			args[0], args[2] = marker, floor
 		}
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
@@ -215,12 +215,8 @@ func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[s
 }
 
 // MarkNew implements quorum.Node: one script that checks and marks at once.
-func (n *Node) MarkNew(ctx context.Context, marker string, counters map[string]int64) error {
-	args := []any{marker}
-	for _, k := range slices.Sorted(maps.Keys(counters)) {
-		args = append(args, k, counters[k])
-	}
-	marked, err := markNewScript.Run(ctx, n.client, []string{quorum.IntactKey, quorum.MaxTTLKey, quorum.CountersKey}, args...).Int64()
+func (n *Node) MarkNew(ctx context.Context, marker string, seed int64) error {
+	marked, err := markNewScript.Run(ctx, n.client, []string{quorum.IntactKey, quorum.MaxTTLKey, quorum.CountersKey}, marker, seed).Int64()
 	if err == nil && marked != 1 {
 		err = fmt.Errorf("%w: a marker or a replica's max-TTL record appeared on it", quorum.ErrNotNew)
 	}

@@ -52,3 +52,38 @@ func TestLockCounterStart(t *testing.T) {
 		}
 	}
 }
+
+// A marking with a floor (quorum's markSeeded, Bootstrap) raises the
+// shared counter and every lock counter the backend lists, one a try made
+// after the engine read the counters included, and nothing else listed.
+func TestMarkingRaisesEveryLockCounter(t *testing.T) {
+	s := redistest.Start(t, 2)
+	ctx := t.Context()
+	lock, old := quorum.LockCounterKey("redisson_lock_token:{m}"), "redisson_lock_token:{m}"
+	for _, srv := range s {
+		c := srv.Client()
+		c.Set(ctx, lock, "1", 0) // a try's, made from a lost shared counter
+		c.Set(ctx, old, "2", 0)  // an earlier version's, under the client's name
+		c.SAdd(ctx, quorum.CountersKey, lock, old)
+	}
+	const floor = 1795463020015000
+	repaired, fresh := newNode(t, s[0]), newNode(t, s[1])
+	info, err := repaired.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repaired.Repair(ctx, quorum.NewMarker(info.RunID), "", map[string]int64{}, floor); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.MarkNew(ctx, "run", floor); err != nil {
+		t.Fatal(err)
+	}
+	for i, srv := range s {
+		c := srv.Client()
+		for key, want := range map[string]string{quorum.TokenKey: "1795463020015000", lock: "1795463020015000", old: "2"} {
+			if got := c.Get(ctx, key).Val(); got != want {
+				t.Errorf("backend %d: %s = %q; want %q", i, key, got, want)
+			}
+		}
+	}
+}

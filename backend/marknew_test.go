@@ -18,16 +18,16 @@ func TestMarkNew(t *testing.T) {
 	if _, _, err := seen.Record(ctx, time.Minute, "test", 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := seen.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 7000}); !errors.Is(err, quorum.ErrNotNew) {
+	if err := seen.MarkNew(ctx, "run", 7000); !errors.Is(err, quorum.ErrNotNew) {
 		t.Fatalf("MarkNew on a recorded server = %v; want ErrNotNew", err)
 	}
 	if n, _ := s[1].Client().Exists(ctx, quorum.IntactKey, quorum.TokenKey).Result(); n != 0 {
 		t.Fatalf("a refused MarkNew wrote %d keys", n)
 	}
-	if err := n.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 7000}); err != nil {
+	if err := n.MarkNew(ctx, "run", 7000); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.MarkNew(ctx, "run", map[string]int64{quorum.TokenKey: 9000}); !errors.Is(err, quorum.ErrNotNew) {
+	if err := n.MarkNew(ctx, "run", 9000); !errors.Is(err, quorum.ErrNotNew) {
 		t.Fatalf("MarkNew twice = %v; want ErrNotNew", err)
 	}
 	if v, _ := s[0].Client().Get(ctx, quorum.TokenKey).Int64(); v != 7000 {
@@ -42,7 +42,7 @@ func TestLargeTokenNotedWhole(t *testing.T) {
 	s := redistest.Start(t, 1)[0]
 	n := newNode(t, s)
 	const seed = 1795463020015000
-	if err := n.MarkNew(t.Context(), "run", map[string]int64{quorum.TokenKey: seed}); err != nil {
+	if err := n.MarkNew(t.Context(), "run", seed); err != nil {
 		t.Fatal(err)
 	}
 	r := do(t, n, quorum.Op{Kind: quorum.OpSetNX, Key: "k", Value: "a", TTL: time.Minute, Round: "g1", Aux: quorum.TokenKey})

@@ -91,14 +91,14 @@ func TestNodeInfo(t *testing.T) {
 	if err != nil || info.RunID == "" || info.Intact || info.Marked {
 		t.Fatalf("Info = %+v, %v; want a run_id, no marker", info, err)
 	}
-	if err := n.Repair(t.Context(), "other", "gone", map[string]int64{"tok": 3}); !errors.Is(err, quorum.ErrMarkerChanged) {
+	if err := n.Repair(t.Context(), "other", "gone", map[string]int64{"tok": 3}, 0); !errors.Is(err, quorum.ErrMarkerChanged) {
 		t.Fatalf("Repair expecting a marker that is not there = %v; want ErrMarkerChanged", err)
 	}
 	marker := quorum.NewMarker(info.RunID)
-	if err := n.Repair(t.Context(), marker, "", map[string]int64{"tok": 4}); err != nil {
+	if err := n.Repair(t.Context(), marker, "", map[string]int64{"tok": 4}, 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Repair(t.Context(), quorum.NewMarker(info.RunID), "", nil); err != nil {
+	if err := n.Repair(t.Context(), quorum.NewMarker(info.RunID), "", nil, 0); err != nil {
 		t.Fatal(err) // another replica's marking of the same run: kept, no error
 	}
 	if got := s.Client().Get(t.Context(), quorum.IntactKey).Val(); got != marker {

@@ -87,6 +87,8 @@ var (
 	lapsedLua string // the prelude of the scripts that keep leases in the server's ms: its clock, and the lapsed ones' removal
 	//go:embed scripts/roundorder.lua
 	roundOrderLua string // the prelude of the scripts that compare a session lock's rounds
+	//go:embed scripts/counterfloor.lua
+	counterFloorLua string // the prelude of the marking scripts: every counter raised to a seed
 	//go:embed scripts/counterseed.lua
 	counterSeedLua string // the prelude of hashacquire.lua: where a lock's own fencing counter starts
 
@@ -115,6 +117,7 @@ var (
 	delScript          = newScript(printPrelude + fmt.Sprintf("local semKeys = {%q, %q, %q, %d}\n", semP, semLeaseP, semGoneP, quorum.SemaphoreGoneTTL.Milliseconds()) + delLua)
 	unmarkScript       = newScript(unmarkLua)
 	delLatchScript     = newScript(delLatchLua)
-	repairScript       = redis.NewScript(repairLua)
-	markNewScript      = redis.NewScript(markNewLua)
+	floorPrelude       = fmt.Sprintf("local tokenKey, lockCounterPrefix = %q, %q\n", quorum.TokenKey, quorum.LockCounterKey("")) + counterFloorLua
+	repairScript       = redis.NewScript(floorPrelude + repairLua)
+	markNewScript      = redis.NewScript(floorPrelude + markNewLua)
 )

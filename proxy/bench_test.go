@@ -32,9 +32,9 @@ func (instantNode) Close() error { return nil }
 func (instantNode) Record(_ context.Context, ttl time.Duration, _ string, seq int64) (time.Duration, int64, error) {
 	return ttl, seq - 1, nil
 }
-func (instantNode) Counters(context.Context) (map[string]int64, error)             { return nil, nil }
-func (instantNode) Repair(context.Context, string, string, map[string]int64) error { return nil }
-func (instantNode) MarkNew(context.Context, string, map[string]int64) error        { return nil }
+func (instantNode) Counters(context.Context) (map[string]int64, error)                    { return nil, nil }
+func (instantNode) Repair(context.Context, string, string, map[string]int64, int64) error { return nil }
+func (instantNode) MarkNew(context.Context, string, int64) error                          { return nil }
 func (instantNode) Do(op quorum.Op, _ time.Time, done quorum.Done) {
 	done.Done(quorum.Reply{OK: true, Entry: quorum.Entry{Found: true, Value: op.Value, TTL: time.Minute}})
 }

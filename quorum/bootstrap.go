@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 )
@@ -107,12 +106,7 @@ func Bootstrap(ctx context.Context, nodes []Node, window time.Duration) ([]strin
 	seed := CounterSeed(time.Now())
 	var done []string
 	for i, n := range nodes {
-		counters, err := n.Counters(ctx) // any a try made before the mark is seeded too (markSeeded)
-		if err == nil {
-			maps.DeleteFunc(counters, func(k string, _ int64) bool { return !engineCounter(k) })
-			err = n.MarkNew(ctx, NewMarker(infos[i].RunID), seeded(counters, seed))
-		}
-		if err != nil {
+		if err := n.MarkNew(ctx, NewMarker(infos[i].RunID), seed); err != nil { // any lock counter a try made before it too
 			return done, fmt.Errorf("bootstrap stopped at %s: %w; the backends marked so far are listed, the rest keep their restart quarantine", n.Addr(), err)
 		}
 		done = append(done, fmt.Sprintf("%s: marked as new (run_id %s), token counter seeded at %d", n.Addr(), infos[i].RunID, seed))

@@ -8,7 +8,7 @@ import (
 )
 
 // MarkNew implements Node.
-func (f *fakeNode) MarkNew(ctx context.Context, marker string, counters map[string]int64) error {
+func (f *fakeNode) MarkNew(ctx context.Context, marker string, seed int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -17,9 +17,7 @@ func (f *fakeNode) MarkNew(ctx context.Context, marker string, counters map[stri
 	if f.marker != "" || f.record > 0 {
 		return ErrNotNew
 	}
-	for k, v := range counters {
-		f.raiseLocked(k, v)
-	}
+	f.floorLocked(seed)
 	f.marker = marker
 	return nil
 }

@@ -69,7 +69,7 @@ func (e *Engine) tendCounters(ctx context.Context) {
 	}
 	for _, i := range unmarked {
 		if merged, read := e.mergedCounters(ctx, intact); read >= e.recordReaders() {
-			e.repair(ctx, i, merged)
+			e.repair(ctx, i, merged, 0)
 		}
 	}
 }
@@ -119,7 +119,9 @@ func seeded(counters map[string]int64, seed int64) map[string]int64 {
 // lock counters that tries made while the nodes were unmarked too:
 // review114) is raised to the largest value among them and to the clock's
 // seed, as after a wipe (Fencing tokens after a total wipe, doc.go): a lock
-// counter a node lacks starts from TokenKey, at least that seed too. Those
+// counter a node lacks starts from TokenKey, at least that seed too, and
+// one a try made on an unmarked node after the read is raised by the step
+// that marks it (Node.Repair's floor). Those
 // that lost their counters vote only a window after they lost them, as the
 // wipe's argument needs; those that kept them (they fsync every write)
 // carry every token a quorum of theirs gave, and raising never lowers one.
@@ -131,17 +133,19 @@ func (e *Engine) markSeeded(ctx context.Context, up, unmarked []int, why string)
 	seed := CounterSeed(time.Now())
 	e.opts.logger.Warn(why, "backends", len(unmarked), "seed", seed)
 	for _, i := range unmarked {
-		e.repair(ctx, i, seeded(maps.Clone(merged), seed))
+		e.repair(ctx, i, seeded(maps.Clone(merged), seed), seed)
 	}
 }
 
-// repair raises node i's counters to counters and marks it intact.
-func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64) {
+// repair raises node i's counters to counters and marks it intact; with
+// floor, every lock counter it lists at that moment to at least floor too
+// (one a try made after the counters were read: review115).
+func (e *Engine) repair(ctx context.Context, i int, counters map[string]int64, floor int64) {
 	h := e.health[i]
 	h.mu.Lock()
 	runID, expect := h.runID, h.marker
 	h.mu.Unlock()
-	err := e.nodes[i].Repair(ctx, NewMarker(runID), expect, maps.Clone(counters))
+	err := e.nodes[i].Repair(ctx, NewMarker(runID), expect, maps.Clone(counters), floor)
 	// The marker it carries now (this one, or another replica's that came
 	// first): observe compares the next one read with it (a flush). A
 	// check read begun before this moment says nothing of a flush.

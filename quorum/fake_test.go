@@ -131,7 +131,7 @@ func (f *fakeNode) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node.
-func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
+func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -147,7 +147,22 @@ func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters m
 	default:
 		f.marker = marker
 	}
+	f.floorLocked(floor)
 	return nil
+}
+
+// floorLocked raises TokenKey and every lock counter the node lists to at
+// least floor (0: none), as repair.lua and marknew.lua do.
+func (f *fakeNode) floorLocked(floor int64) {
+	if floor <= 0 {
+		return
+	}
+	f.raiseLocked(TokenKey, floor)
+	for k := range f.counters {
+		if engineCounter(k) {
+			f.raiseLocked(k, floor)
+		}
+	}
 }
 
 func (f *fakeNode) raiseLocked(key string, n int64) {

@@ -15,7 +15,9 @@ package quorum
 // marking without enough intact nodes to repair from (a majority lost, a
 // total wipe, a new deployment: markSeeded, Bootstrap) raises every
 // counter the nodes have, the lock counters that tries made while they
-// were unmarked included (review114), to at least the clock's seed, above
+// were unmarked included (review114), in the very script that marks each
+// node (Node.Repair's floor, MarkNew: one made after the engine read the
+// counters too, review115), to at least the clock's seed, above
 // every token any counter gave (each grows by one per grant, within the
 // seed's rate bound, bootstrap.go), so a lock's counter made again after
 // starts above its old tokens too (TestReview111ReseedLowersPerKeyCounter,

@@ -54,13 +54,17 @@ type Node interface {
 	// marking's id; NodeInfo.Intact) unless a marker of that run is there
 	// already; and only where the marker there is still expect (the one
 	// the engine last read, "" none), else it reports ErrMarkerChanged (a
-	// flush since: the engine's next check judges it). Off the lock path.
-	Repair(ctx context.Context, marker, expect string, counters map[string]int64) error
+	// flush since: the engine's next check judges it). With floor > 0, the
+	// step that marks it also raises TokenKey and every lock counter the
+	// backend lists (LockCounterKey: one a try made after the engine read
+	// the counters too) to at least floor. Off the lock path.
+	Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error
 	// MarkNew marks a backend of a new deployment with marker (NewMarker) and
-	// raises each counter to at least its value in counters (Bootstrap), in
-	// one step and only where it carries no marker and no max-TTL record;
-	// else it changes nothing and reports ErrNotNew. Off the lock path.
-	MarkNew(ctx context.Context, marker string, counters map[string]int64) error
+	// raises TokenKey and every lock counter it lists to at least seed
+	// (Bootstrap), in one step and only where it carries no marker and no
+	// max-TTL record; else it changes nothing and reports ErrNotNew. Off the
+	// lock path.
+	MarkNew(ctx context.Context, marker string, seed int64) error
 	// Close stops the node; operations still queued fail.
 	Close() error
 }

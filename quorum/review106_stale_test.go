@@ -34,14 +34,14 @@ func (s *r106Stale) Info(ctx context.Context) (NodeInfo, error) {
 	return info, err
 }
 
-func (s *r106Stale) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
+func (s *r106Stale) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	s.mu.Lock()
 	gate := s.repairGate
 	s.mu.Unlock()
 	if gate != nil {
 		<-gate
 	}
-	return s.fakeNode.Repair(ctx, marker, expect, counters)
+	return s.fakeNode.Repair(ctx, marker, expect, counters, floor)
 }
 
 // review106: a check's Info read before another monitor's repair of the

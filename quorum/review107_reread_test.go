@@ -23,8 +23,8 @@ type r107Reread struct {
 	held     chan struct{}
 }
 
-func (s *r107Reread) Repair(ctx context.Context, marker, expect string, counters map[string]int64) error {
-	err := s.fakeNode.Repair(ctx, marker, expect, counters)
+func (s *r107Reread) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
+	err := s.fakeNode.Repair(ctx, marker, expect, counters, floor)
 	s.mu.Lock()
 	if s.armed && err == nil {
 		s.failNext = true // every re-read after a repair fails until the stall ends

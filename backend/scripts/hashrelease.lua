@@ -32,10 +32,13 @@ if #KEYS > 2 then
   end
 end
 -- absent answers a lock missing here; with ARGV[6] "1" (a client whose unlock of a free lock
--- answers 1 and keeps that in its latch) the latch KEYS[3] says released, as its script's would.
+-- answers 1 and keeps its answer in its latch) the latch KEYS[3] is kept, as its script keeps
+-- it (so that the DEL of it after the unlock answers as on Redis), saying absent (-2), not
+-- released: a retry counts this node as one without the lock, never as one that gave it up
+-- (review115: a "1" here let a retry answer released while a quorum held the lock).
 local function absent()
   if #KEYS > 2 and ARGV[6] == "1" then
-    redis.call("SET", KEYS[3], "1", "PX", ARGV[3])
+    redis.call("SET", KEYS[3], "-2", "PX", ARGV[3])
   end
   return {-2, 0, 0}
 end

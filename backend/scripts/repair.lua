@@ -1,12 +1,14 @@
--- Repairs a backend's fencing counters: raises each counter ARGV[3], ARGV[5], ... to at
--- least ARGV[4], ARGV[6], ... (the largest value a majority of the other backends had),
+-- Repairs a backend's fencing counters: raises each counter ARGV[4], ARGV[6], ... to at
+-- least ARGV[5], ARGV[7], ... (the largest value a majority of the other backends had),
 -- lists them in the set KEYS[1], and when ARGV[1] is not empty marks the backend intact
 -- with marker ARGV[1] ("<run_id> <marking id>", KEYS[2], no TTL), unless a marker of the
 -- same run is there (another replica marked it first: a marker rewritten under the same
 -- run tells the replicas that it was lost, a flush), and only where the marker is still
 -- ARGV[2] ("" none), the one the engine read: one gone since was flushed, and is left for
--- the engine's next check to see. Returns 1, or 0 when the marker changed.
-for i = 3, #ARGV, 2 do
+-- the engine's next check to see. Returns 1, or 0 when the marker changed. With a marker,
+-- it also raises the shared counter and every lock counter listed to at least ARGV[3] ("0":
+-- none; counterfloor.lua).
+for i = 4, #ARGV, 2 do
   local n = tonumber(redis.call("GET", ARGV[i]) or "0") or 0
   if n < tonumber(ARGV[i + 1]) then
     redis.call("SET", ARGV[i], ARGV[i + 1])
@@ -17,6 +19,7 @@ local function run(marker)
   return string.match(marker, "^(%S*)")
 end
 if ARGV[1] ~= "" then
+  raiseAll(KEYS[1], ARGV[3]) -- raising is never wrong: before any of the checks below
   local cur = redis.call("GET", KEYS[2]) or ""
   if cur ~= "" and run(cur) == run(ARGV[1]) then
     return 1
