@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -27,6 +28,18 @@ const (
 	rwWriteLockSHA   = "6306ba3bf1f563b284bed52d305fce615c6664d9"
 )
 
+// evalshaOf sends a script by its SHA1 through c, answering a nil reply as
+// nil.
+func evalshaOf(c *redis.Client) func(sha string, keys []string, args ...any) (any, error) {
+	return func(sha string, keys []string, args ...any) (any, error) {
+		v, err := c.EvalSha(context.Background(), sha, keys, args...).Result()
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		return v, err
+	}
+}
+
 // TestRedissonBetweenVersions: each is served by quorum as its family's
 // nearest recorded script is: a fair lock taken with 3.23's lock() is
 // released by 3.24's unlock; 3.32's lock() grants, refuses another owner
@@ -36,13 +49,7 @@ func TestRedissonBetweenVersions(t *testing.T) {
 	h := harness.New(t, 5, nil)
 	c := h.Client()
 	ctx := t.Context()
-	evalsha := func(sha string, keys []string, args ...any) (any, error) {
-		v, err := c.EvalSha(ctx, sha, keys, args...).Result()
-		if errors.Is(err, redis.Nil) {
-			return nil, nil
-		}
-		return v, err
-	}
+	evalsha := evalshaOf(c)
 	// RFairLock 3.24-3.30: lock() as 3.23's, unlock its own.
 	f := &fairClient{c: c, name: "fair:{v324}", owner: "uuid-a:1", waitMS: 5000}
 	if v, err := evalsha(fairLock323SHA, f.keys(), 10000, f.owner, f.waitMS, time.Now().UnixMilli()); v != nil || err != nil {

@@ -1,12 +1,9 @@
 package e2e
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/harness"
 )
@@ -24,19 +21,13 @@ import (
 //
 // 3 backends: the writer takes the lock twice while backend 2 is down; it
 // comes back empty (quarantine off); unlock #1 answers 0 (still held: A and
-// B keep one hold, their latches say 0, C's says 1); its answer is lost and
+// B keep one hold, their latches say 0, C's said 1 on 8f117c9, -2 since); its answer is lost and
 // the client sends the same unlock again (same latch) while B is paused.
 func TestReview115RetriedUnlockAnswersReleasedWhileHeld(t *testing.T) {
 	h := harness.New(t, 3, nil)
 	c := h.Client()
 	ctx := t.Context()
-	evalsha := func(sha string, keys []string, args ...any) (any, error) {
-		v, err := c.EvalSha(ctx, sha, keys, args...).Result()
-		if errors.Is(err, redis.Nil) {
-			return nil, nil
-		}
-		return v, err
-	}
+	evalsha := evalshaOf(c)
 	const name, owner = "rw:{r115}", "uuid-r:1"
 	writer := owner + ":write"
 	ch := "redisson_rwlock:{" + name + "}"
