@@ -17,9 +17,9 @@ import (
 // enough intact other nodes that they share a node with every quorum a
 // token was raised on, and the node is then marked. When no node at all is
 // marked and a quorum is reachable, this is a new deployment or one wiped
-// whole; when too few are intact to repair from, a majority lost its data:
-// either way the nodes are marked with every counter seeded from the wall
-// clock (markSeeded; CounterSeed, see doc.go). One repair runs at a time
+// whole; when too few are intact to repair from, a majority lost its data
+// (markSeeded): either way the nodes are marked with every counter seeded
+// from the wall clock (CounterSeed, see doc.go). One repair runs at a time
 // per engine; engines that repair the same node at once do no harm (raises
 // only go up).
 func (e *Engine) tendCounters(ctx context.Context) {
@@ -59,12 +59,19 @@ func (e *Engine) tendCounters(ctx context.Context) {
 		}
 		// They may be a deployment wiped whole (all restarted empty):
 		// its counters start from the wall clock, above every token
-		// given before the wipe (see doc.go).
-		e.markSeeded(ctx, up, unmarked, "no backend carries a deployment marker (a new deployment, or every backend lost its data): marking them, fencing counters seeded from the clock")
+		// given before the wipe (see doc.go). Each node's own counters,
+		// lock counters included, are raised to the seed in the script
+		// that marks it (the floor): nothing to read first, so a node that
+		// stops answering delays no other's marking.
+		seed := CounterSeed(time.Now())
+		e.opts.logger.Warn("no backend carries a deployment marker (a new deployment, or every backend lost its data): marking them, fencing counters seeded from the clock", "backends", len(unmarked), "seed", seed)
+		for _, i := range unmarked {
+			e.repair(ctx, i, map[string]int64{TokenKey: seed}, seed)
+		}
 		return
 	}
 	if len(intact) < e.recordReaders() {
-		e.markSeeded(ctx, up, unmarked, "too few backends carry their deployment marker to repair from: marking the others, fencing counters raised to the clock's seed")
+		e.markSeeded(ctx, up, unmarked)
 		return
 	}
 	for _, i := range unmarked {
@@ -114,8 +121,9 @@ func seeded(counters map[string]int64, seed int64) map[string]int64 {
 // markSeeded marks the unmarked nodes that vote when too few nodes are
 // intact to copy every counter from: a majority restarted or was flushed
 // (without it they would stay unmarked for good, and every replica started
-// later would wait a window for them: review110), or every node did (a
-// wipe, or a new deployment). Every counter any answering node has (the
+// later would wait a window for them: review110). (When every node did, a
+// wipe or a new deployment, tendCounters marks them with the seed alone.)
+// Every counter any answering node has (the
 // lock counters that tries made while the nodes were unmarked too:
 // review114) is raised to the largest value among them and to the clock's
 // seed, as after a wipe (Fencing tokens after a total wipe, doc.go): a lock
@@ -125,13 +133,13 @@ func seeded(counters map[string]int64, seed int64) map[string]int64 {
 // that lost their counters vote only a window after they lost them, as the
 // wipe's argument needs; those that kept them (they fsync every write)
 // carry every token a quorum of theirs gave, and raising never lowers one.
-func (e *Engine) markSeeded(ctx context.Context, up, unmarked []int, why string) {
+func (e *Engine) markSeeded(ctx context.Context, up, unmarked []int) {
 	merged, read := e.mergedCounters(ctx, up)
 	if read < e.quorum {
 		return
 	}
 	seed := CounterSeed(time.Now())
-	e.opts.logger.Warn(why, "backends", len(unmarked), "seed", seed)
+	e.opts.logger.Warn("too few backends carry their deployment marker to repair from: marking the others, fencing counters raised to the clock's seed", "backends", len(unmarked), "seed", seed)
 	for _, i := range unmarked {
 		e.repair(ctx, i, seeded(maps.Clone(merged), seed), seed)
 	}

@@ -107,6 +107,12 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 			before = max(before, rep.Pre)
 		}
 	}
+	// A Released answer needs the owner to hold the lock on fewer than Q
+	// nodes after it: nodes whose latch says this attempt left the owner
+	// holding there (a retry), and nodes not heard from, may hold it still
+	// (helper-116: a behind node's fresh release beside two latches of
+	// "still held" answered 1 while those two kept the lock).
+	mayHold := holding + len(t.votes) - len(answered)
 	noQuorum := func() error {
 		rerr := t.roundError(RoundRelease, ErrNoQuorum)
 		rerr.Votes = len(answered) - len(notHeld)
@@ -128,6 +134,8 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 			return 0, noQuorum()
 		}
 		return StillHeld, nil
+	case before <= 1 && (before == 1 || len(latchedReleased) > 0 || absentReleased) && mayHold >= e.quorum:
+		return 0, noQuorum() // a retry whose nodes disagree: the next one reads the latches this one left
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
 		// A retried unlock, or Redisson 3.10.0's answer for a free lock. The
 		// first attempt's marks (the same id: releaseMark) go if it deleted
@@ -139,9 +147,9 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case before == 0:
 		return 0, noQuorum()
 	case before == 1:
-		var rest []int // nodes that may still hold it (ahead, or not heard from) give it up too
+		var rest []int // nodes that may still hold it (ahead, latched as held, or not heard from) give it up too
 		for j, rep := range t.replies {
-			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
+			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 || slices.Contains(latchedHeld, j) {
 				rest = append(rest, j)
 			}
 		}
