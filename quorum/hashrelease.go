@@ -107,11 +107,10 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 			before = max(before, rep.Pre)
 		}
 	}
-	// A Released answer needs the owner to hold the lock on fewer than Q
-	// nodes after it: nodes whose latch says this attempt left the owner
-	// holding there (a retry), and nodes not heard from, may hold it still
-	// (helper-116: a behind node's fresh release beside two latches of
-	// "still held" answered 1 while those two kept the lock).
+	// A Released answer from latches needs the owner to hold the lock on
+	// fewer than Q nodes after it: nodes whose latch says this attempt left
+	// the owner holding there, and nodes not heard from, may hold it still
+	// (helper-116: two latches of "still held" beside a released one).
 	mayHold := holding + len(t.votes) - len(answered)
 	noQuorum := func() error {
 		rerr := t.roundError(RoundRelease, ErrNoQuorum)
@@ -124,6 +123,24 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 	switch {
 	case len(answered) < e.quorum || len(notHeld) > len(e.nodes)-e.quorum:
 		return 0, noQuorum()
+	case len(latchedHeld) > 0 && before > 0:
+		// A retry whose first attempt left the owner holding somewhere (a
+		// latch says so) gave up holds fresh on nodes that attempt did not
+		// reach: behind ones (helper-117: their one hold was the owner's
+		// last there) or level ones. Each is set back to the holds it had
+		// (an ahead node is given up at the owner's last release), and the
+		// answer is the latches': still held where Q nodes hold it.
+		var fresh []int
+		for _, j := range answered {
+			if rep := t.replies[j]; rep.Pre > 0 {
+				fresh = append(fresh, j)
+			}
+		}
+		back := e.restoreHolds(t, op, fresh)
+		if holding+back < e.quorum {
+			return 0, noQuorum()
+		}
+		return StillHeld, nil
 	case before == 0 && len(latchedHeld) > len(latchedReleased):
 		// A retried unlock: answered from the latches. An attempt writes
 		// "still held" on each node before it knows whether Q gave up the
@@ -134,8 +151,8 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 			return 0, noQuorum()
 		}
 		return StillHeld, nil
-	case before <= 1 && (before == 1 || len(latchedReleased) > 0 || absentReleased) && mayHold >= e.quorum:
-		return 0, noQuorum() // a retry whose nodes disagree: the next one reads the latches this one left
+	case before == 0 && (len(latchedReleased) > 0 || absentReleased) && mayHold >= e.quorum:
+		return 0, noQuorum() // a retry whose latches disagree: one may still be held on Q
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
 		// A retried unlock, or Redisson 3.10.0's answer for a free lock. The
 		// first attempt's marks (the same id: releaseMark) go if it deleted
@@ -147,9 +164,9 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case before == 0:
 		return 0, noQuorum()
 	case before == 1:
-		var rest []int // nodes that may still hold it (ahead, latched as held, or not heard from) give it up too
+		var rest []int // nodes that may still hold it (ahead, or not heard from) give it up too
 		for j, rep := range t.replies {
-			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 || slices.Contains(latchedHeld, j) {
+			if !slices.Contains(answered, j) || rep.N == 0 && rep.Pre > 0 {
 				rest = append(rest, j)
 			}
 		}
@@ -187,6 +204,20 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, noQuorum()
 	}
 	return StillHeld, nil
+}
+
+// restoreHolds sets each of nodes back to the holds it had before release
+// round t (each reply's Pre), with the latch saying still held, where the
+// lock is free or the owner's; it answers how many now hold it.
+func (e *Engine) restoreHolds(t *round, op Op, nodes []int) int {
+	back := 0
+	for _, j := range nodes {
+		set := Op{Kind: OpHashSetHolds, Key: op.Key, Value: op.Value, N: t.replies[j].Pre, TTL: op.TTL, Aux: op.Aux, AuxTTL: op.AuxTTL, Mark: op.Mark, Mode: op.Mode}
+		fix := e.start([]int{t.idx[j]}, set, e.opts.NodeTimeout, false)
+		fix.drain()
+		back += fix.nYes
+	}
+	return back
 }
 
 // releaseRest finishes a Released hash release on the nodes in rest (ahead,
