@@ -49,8 +49,11 @@ func hashReleaseReply(val any) quorum.Reply {
 	if err != nil {
 		return quorum.Reply{Err: err}
 	}
-	f := v[2] & 1
-	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: v[1], Noted: f == 1 && v[0] == 1, Own: f == 1 && v[0] == 0, Others: v[2]&2 != 0}
+	f, pre, holds := v[2]&1, v[1], int64(0)
+	if pre < -1 { // answered from the latch: still held, with the owner's holds there
+		pre, holds = -1, -1-v[1]
+	}
+	return quorum.Reply{OK: v[0] == 1, N: v[0], Pre: pre, Holds: holds, Noted: f == 1 && v[0] == 1, Own: f == 1 && v[0] == 0, Others: v[2]&2 != 0}
 }
 
 // raiseReply reads the {counter before, own, noted} reply of the raise

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -60,17 +61,7 @@ func TestReview116RetryWithBehindNodeAnswersReleased(t *testing.T) {
 	doUnlock := func() (any, error) {
 		return c.Eval(ctx, unlock, []string{name, ch, latch}, 0, 30000, owner, "publish", 30000).Result()
 	}
-	holds := func() []string {
-		var out []string
-		for _, b := range h.Backend {
-			v, err := b.Client().HGet(ctx, name, owner).Result()
-			if err != nil {
-				v = "-"
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	holds := func() []string { return holdsOn(h, name, owner) }
 
 	if err := take(); err != nil {
 		t.Fatalf("lock #1: %v", err)
@@ -123,7 +114,6 @@ func TestReview116RWRetryWithBehindNodeAnswersReleased(t *testing.T) {
 		c.NodeTimeout = 300 * time.Millisecond
 	})
 	c := h.Client()
-	ctx := t.Context()
 	evalsha := evalshaOf(c)
 	const name, owner = "rw:{r116}", "uuid-r116:1"
 	writer := owner + ":write"
@@ -138,17 +128,7 @@ func TestReview116RWRetryWithBehindNodeAnswersReleased(t *testing.T) {
 	writeUnlock := func() (any, error) {
 		return evalsha(rwWriteUnlock324, []string{name, ch, latch}, 1, 30000, writer, "PUBLISH", 30000)
 	}
-	holds := func() []string {
-		var out []string
-		for _, b := range h.Backend {
-			v, err := b.Client().HGet(ctx, name, writer).Result()
-			if err != nil {
-				v = "-"
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	holds := func() []string { return holdsOn(h, name, writer) }
 	if err := take(); err != nil {
 		t.Fatal(err)
 	}
@@ -180,4 +160,18 @@ func TestReview116RWRetryWithBehindNodeAnswersReleased(t *testing.T) {
 	if err == nil && v == int64(1) && held >= 2 {
 		t.Errorf("retried write unlock answered 1 (released) while the writer still holds the lock on %d of 3 backends (holds %v)", held, hs)
 	}
+}
+
+// holdsOn is owner's hold count on hash lock key on each backend of h ("-"
+// where it holds none).
+func holdsOn(h *harness.Harness, key, owner string) []string {
+	var out []string
+	for _, b := range h.Backend {
+		v, err := b.Client().HGet(context.Background(), key, owner).Result()
+		if err != nil {
+			v = "-"
+		}
+		out = append(out, v)
+	}
+	return out
 }

@@ -77,17 +77,7 @@ func review117ExpiredLatchHeld(t *testing.T, n int, behind []int, part int) {
 	doRenew := func() (any, error) {
 		return c.Eval(ctx, renew, []string{name}, lease, owner).Result()
 	}
-	holds := func() []string {
-		var out []string
-		for _, b := range h.Backend {
-			v, err := b.Client().HGet(ctx, name, owner).Result()
-			if err != nil {
-				v = "-"
-			}
-			out = append(out, v)
-		}
-		return out
-	}
+	holds := func() []string { return holdsOn(h, name, owner) }
 
 	if err := take(owner); err != nil {
 		t.Fatalf("lock #1: %v", err)

@@ -124,23 +124,7 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 	case len(answered) < e.quorum || len(notHeld) > len(e.nodes)-e.quorum:
 		return 0, noQuorum()
 	case len(latchedHeld) > 0 && before > 0:
-		// A retry whose first attempt left the owner holding somewhere (a
-		// latch says so) gave up holds fresh on nodes that attempt did not
-		// reach: behind ones (helper-117: their one hold was the owner's
-		// last there) or level ones. Each is set back to the holds it had
-		// (an ahead node is given up at the owner's last release), and the
-		// answer is the latches': still held where Q nodes hold it.
-		var fresh []int
-		for _, j := range answered {
-			if rep := t.replies[j]; rep.Pre > 0 {
-				fresh = append(fresh, j)
-			}
-		}
-		back := e.restoreHolds(t, op, fresh)
-		if holding+back < e.quorum {
-			return 0, noQuorum()
-		}
-		return StillHeld, nil
+		return e.settleRetry(t, op, answered, holding)
 	case before == 0 && len(latchedHeld) > len(latchedReleased):
 		// A retried unlock: answered from the latches. An attempt writes
 		// "still held" on each node before it knows whether Q gave up the
@@ -204,20 +188,6 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 		return 0, noQuorum()
 	}
 	return StillHeld, nil
-}
-
-// restoreHolds sets each of nodes back to the holds it had before release
-// round t (each reply's Pre), with the latch saying still held, where the
-// lock is free or the owner's; it answers how many now hold it.
-func (e *Engine) restoreHolds(t *round, op Op, nodes []int) int {
-	back := 0
-	for _, j := range nodes {
-		set := Op{Kind: OpHashSetHolds, Key: op.Key, Value: op.Value, N: t.replies[j].Pre, TTL: op.TTL, Aux: op.Aux, AuxTTL: op.AuxTTL, Mark: op.Mark, Mode: op.Mode}
-		fix := e.start([]int{t.idx[j]}, set, e.opts.NodeTimeout, false)
-		fix.drain()
-		back += fix.nYes
-	}
-	return back
 }
 
 // releaseRest finishes a Released hash release on the nodes in rest (ahead,

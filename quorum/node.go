@@ -259,6 +259,7 @@ type Reply struct {
 	Entry Entry     // OpRead, OpHashGet
 	N     int64     // OpHashAcquire: holds (or the holder's PTTL); OpHashRelease: its result; OpRaise: the counter before; fair OpSetNX refused: ms to wait; OpQueueTail: the ticket
 	Pre   int64     // OpHashRelease: the holds before, -1 when answered from the latch
+	Holds int64     // OpHashRelease answered "still held" from its latch where the owner holds the lock: its holds there now
 	Token int64     // OpHashAcquire with a token counter: the counter after INCR; OpFixToken: the token fixed beside the lock
 	Own   bool      // OpRaise: the counter was last written by this op's Round; a Fair OpHashAcquire refused: its owner is queued there; OpHashRelease answered "still held" from its latch: the owner holds the lock there
 	Noted bool      // OpRaise with a lock: the lock holds Value and now notes the token; OpDelIfEq with Mark: the note was kept, marked

@@ -15,7 +15,8 @@
 -- ARGV[5] "read" or "write": a release of a read-write lock, which finds a plain hash lock
 -- absent.
 -- Returns {result, holds before, flags}: result 1 released (the owner's last hold), 0 still
--- held, -1 held by another owner, -2 absent; holds before is -1 when answered from the latch;
+-- held, -1 held by another owner, -2 absent; holds before is -1 when answered from the latch
+-- (-1 - the owner's holds there now, where it says still held and the owner holds it);
 -- flags 1: the note was kept marked (or, from the latch, see above), 2: other holders of a
 -- read-write lock keep it here.
 if #KEYS > 2 then
@@ -26,7 +27,7 @@ if #KEYS > 2 then
       return {1, -1, 1}
     end
     if v == "0" and redis.call("TYPE", KEYS[1])["ok"] == "hash" and redis.call("HEXISTS", KEYS[1], ARGV[1]) == 1 then
-      return {0, -1, 1}
+      return {0, -1 - (tonumber(redis.call("HGET", KEYS[1], ARGV[1])) or 0), 1} -- and the holds left here
     end
     return {tonumber(v), -1, 0}
   end
