@@ -221,8 +221,9 @@
 // # Fencing tokens after a total wipe
 //
 // A wipe of every node loses every counter; tokens still increase across
-// it, within a stated clock bound: each marking seeds the shared counter
-// from the wall clock (CounterSeed; the argument is bootstrap.go's).
+// it, within a stated clock bound: each marking seeds the shared counter,
+// and every lock counter the node lists, from the wall clock (CounterSeed;
+// the argument is bootstrap.go's).
 // TestWipedDeploymentIsSeededFromTheClock; e2e
 // TestTokensIncreaseAcrossATotalWipe.
 //
@@ -235,7 +236,12 @@
 // owner was told, and a lock is never released while the owner still holds
 // it. The cost is liveness, never safety: a node that missed a release is
 // one hold ahead, so the owner's last unlock answers "still held" and the
-// lock expires with its lease instead of at that unlock.
+// lock expires with its lease instead of at that unlock. A retried unlock
+// (the client's latch key again) reads the first attempt's answer from the
+// latches where it ran; where it runs fresh beside latches saying "still
+// held", it sets the nodes it finds behind to the holds the latches report
+// and answers still held on a quorum, else NOQUORUM (hashretry.go;
+// review115-118).
 //
 // # Read-write locks
 //
