@@ -109,15 +109,6 @@ func engineCounter(key string) bool {
 	return key == TokenKey || strings.HasPrefix(key, LockCounterKey(""))
 }
 
-// seeded raises every counter of counters, and TokenKey, to at least seed.
-func seeded(counters map[string]int64, seed int64) map[string]int64 {
-	counters[TokenKey] = max(counters[TokenKey], seed)
-	for k, v := range counters {
-		counters[k] = max(v, seed)
-	}
-	return counters
-}
-
 // markSeeded marks the unmarked nodes that vote when too few nodes are
 // intact to copy every counter from: a majority restarted or was flushed
 // (without it they would stay unmarked for good, and every replica started
@@ -141,7 +132,7 @@ func (e *Engine) markSeeded(ctx context.Context, up, unmarked []int) {
 	seed := CounterSeed(time.Now())
 	e.opts.logger.Warn("too few backends carry their deployment marker to repair from: marking the others, fencing counters raised to the clock's seed", "backends", len(unmarked), "seed", seed)
 	for _, i := range unmarked {
-		e.repair(ctx, i, seeded(maps.Clone(merged), seed), seed)
+		e.repair(ctx, i, merged, seed) // the floor raises each counter to the seed (counterfloor.lua)
 	}
 }
 
