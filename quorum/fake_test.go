@@ -140,6 +140,7 @@ func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters m
 	for k, v := range counters {
 		f.raiseLocked(k, v)
 	}
+	f.floorLocked(floor) // before the marker checks, as repair.lua raises
 	switch {
 	case f.marker != "" && MarkerRun(f.marker) == MarkerRun(marker):
 	case f.marker != expect:
@@ -147,7 +148,6 @@ func (f *fakeNode) Repair(ctx context.Context, marker, expect string, counters m
 	default:
 		f.marker = marker
 	}
-	f.floorLocked(floor)
 	return nil
 }
 
