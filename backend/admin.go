@@ -191,28 +191,47 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 	return out, nil
 }
 
-// Repair implements Node: the counters in chunks, the marker with the last.
+// Repair implements Node: the counters in chunks, the marker with the last;
+// each chunk after the first checks that the first's note of the repair
+// (RepairKey) is still there, so a backend flushed between two chunks is
+// not marked without the counters before (repair.lua).
 func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
-	for i := 0; i == 0 || i < len(keys); i += 500 {
-		chunk := keys[i:min(i+500, len(keys))]
-		args := []any{"", expect, 0}
-		if i+500 >= len(keys) {
+	chunked := ""
+	if len(keys) > repairChunk {
+		chunked = marker
+	}
+	for i := 0; i == 0 || i < len(keys); i += repairChunk {
+		chunk := keys[i:min(i+repairChunk, len(keys))]
+		args := []any{"", expect, 0, chunked, 0}
+		if i+repairChunk >= len(keys) {
 			args[0], args[2] = marker, floor
+		}
+		if i == 0 {
+			args[4] = 1
 		}
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
 		}
-		done, err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey}, args...).Int64()
+		done, err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey, quorum.RepairKey}, args...).Int64()
 		if err != nil {
 			return err
 		}
 		if done == 0 {
 			return quorum.ErrMarkerChanged
 		}
+		if repairChunkDone != nil {
+			repairChunkDone()
+		}
 	}
 	return nil
 }
+
+// repairChunk is how many counters one repair script call carries.
+const repairChunk = 500
+
+// repairChunkDone, when set (tests only), runs after each chunk of a repair.
+var repairChunkDone func()
 
 // MarkNew implements quorum.Node: one script that checks and marks at once.
 func (n *Node) MarkNew(ctx context.Context, marker string, seed int64) error {

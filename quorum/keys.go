@@ -23,6 +23,10 @@ const (
 	// marked it intact, and the marking's id (NewMarker); see
 	// NodeInfo.Intact.
 	IntactKey = InternalPrefix + "intact"
+	// RepairKey holds the marker a repair in chunks will write (Node.Repair)
+	// while its chunks run: a chunk after the first finds it, or the
+	// backend was flushed since and lost the chunks before.
+	RepairKey = InternalPrefix + "repairing"
 	// CountersKey is the set of fencing counter keys on a backend.
 	CountersKey = InternalPrefix + "counters"
 	// TokenKey (no TTL) is the fencing counter of the native locks

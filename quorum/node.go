@@ -54,7 +54,8 @@ type Node interface {
 	// marking's id; NodeInfo.Intact) unless a marker of that run is there
 	// already; and only where the marker there is still expect (the one
 	// the engine last read, "" none), else it reports ErrMarkerChanged (a
-	// flush since: the engine's next check judges it). With floor > 0, the
+	// flush since: the engine's next check judges it; so too when the
+	// backend was flushed while the repair ran). With floor > 0, the
 	// step that marks it also raises TokenKey and every lock counter the
 	// backend lists (LockCounterKey: one a try made after the engine read
 	// the counters too) to at least floor. Off the lock path.

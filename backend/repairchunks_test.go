@@ -1,0 +1,68 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
+	"github.com/redlock-proxy/redlock-proxy/quorum"
+)
+
+// A repair of more counters than one script carries goes in chunks, the
+// marker with the last. A backend flushed between two chunks (a restart
+// without its data, a FLUSHALL) has lost the chunks before: it must not be
+// marked intact by the last one, whose own check (the marker is still the
+// one the engine read, "" none) cannot tell, since a flushed backend has
+// none either (helper-120: it was marked with only the last chunk's
+// counters, and a lock counter of an earlier chunk started again from the
+// shared counter, below tokens it had given).
+func TestRepairFlushedBetweenChunksIsNotMarked(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	n, c := newNode(t, s), s.Client()
+	ctx := t.Context()
+	info, err := n.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := map[string]int64{quorum.TokenKey: 1000}
+	for i := range 1200 {
+		counters[quorum.LockCounterKey(fmt.Sprintf("redisson_lock_token:{k%04d}", i))] = 5000 + int64(i)
+	}
+	for _, flushAfter := range []int{1, 2} {
+		c.FlushAll(ctx)
+		chunks := 0
+		repairChunkDone = func() {
+			if chunks++; chunks == flushAfter {
+				c.FlushAll(ctx)
+			}
+		}
+		err := n.Repair(ctx, quorum.NewMarker(info.RunID), "", counters, 0)
+		repairChunkDone = nil
+		marked := c.Get(ctx, quorum.IntactKey).Val()
+		if err == nil || marked != "" {
+			t.Errorf("flushed after chunk %d: Repair = %v, marker %q; want %v and no marker", flushAfter, err, marked, quorum.ErrMarkerChanged)
+		} else if !errors.Is(err, quorum.ErrMarkerChanged) {
+			t.Errorf("flushed after chunk %d: Repair = %v; want %v", flushAfter, err, quorum.ErrMarkerChanged)
+		}
+	}
+	// Unflushed, the same repair marks it with every counter.
+	c.FlushAll(ctx)
+	if err := n.Repair(ctx, quorum.NewMarker(info.RunID), "", counters, 0); err != nil {
+		t.Fatal(err)
+	}
+	if c.Get(ctx, quorum.IntactKey).Val() == "" {
+		t.Fatal("not marked")
+	}
+	for k, v := range counters {
+		if got, _ := c.Get(ctx, k).Int64(); got != v {
+			t.Fatalf("%s = %d; want %d", k, got, v)
+		}
+	}
+	if got := c.SCard(ctx, quorum.CountersKey).Val(); got != int64(len(counters)) {
+		t.Fatalf("%d counters listed; want %d", got, len(counters))
+	}
+	if c.Exists(ctx, quorum.RepairKey).Val() != 0 {
+		t.Fatal("the repair's progress key is left behind")
+	}
+}
