@@ -192,14 +192,14 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 }
 
 // Repair implements Node: the counters in chunks, the marker with the last;
-// each chunk after the first checks that the first's note of the repair
+// each chunk after the first checks that the first's note of this repair
 // (RepairKey) is still there, so a backend flushed between two chunks is
 // not marked without the counters before (repair.lua).
 func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
-	chunked := ""
+	chunked := 0
 	if len(keys) > repairChunk {
-		chunked = marker
+		chunked = 1
 	}
 	for i := 0; i == 0 || i < len(keys); i += repairChunk {
 		chunk := keys[i:min(i+repairChunk, len(keys))]
@@ -213,7 +213,7 @@ func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[s
 		for _, k := range chunk {
 			args = append(args, k, counters[k])
 		}
-		done, err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey, quorum.RepairKey}, args...).Int64()
+		done, err := repairScript.Run(ctx, n.client, []string{quorum.CountersKey, quorum.IntactKey, quorum.RepairKey(marker)}, args...).Int64()
 		if err != nil {
 			return err
 		}

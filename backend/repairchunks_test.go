@@ -62,7 +62,43 @@ func TestRepairFlushedBetweenChunksIsNotMarked(t *testing.T) {
 	if got := c.SCard(ctx, quorum.CountersKey).Val(); got != int64(len(counters)) {
 		t.Fatalf("%d counters listed; want %d", got, len(counters))
 	}
-	if c.Exists(ctx, quorum.RepairKey).Val() != 0 {
+	if len(c.Keys(ctx, quorum.RepairKey("*")).Val()) != 0 {
 		t.Fatal("the repair's progress key is left behind")
+	}
+}
+
+// Two replicas repairing one backend at once (each engine repairs a node it
+// finds unmarked) do not cancel each other: each repair's chunks check its
+// own note, not whichever repair started last (helper-121: with one note
+// for all, every first chunk made the other repair in progress fail, and
+// with several replicas and many counters none ever finished).
+func TestConcurrentRepairsInChunksBothFinish(t *testing.T) {
+	s := redistest.Start(t, 1)[0]
+	a, b, c := newNode(t, s), newNode(t, s), s.Client()
+	ctx := t.Context()
+	info, err := a.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counters := map[string]int64{quorum.TokenKey: 1000}
+	for i := range 1200 {
+		counters[quorum.LockCounterKey(fmt.Sprintf("redisson_lock_token:{k%04d}", i))] = 5000 + int64(i)
+	}
+	var errB error
+	inB := false
+	repairChunkDone = func() {
+		if inB {
+			return
+		}
+		inB = true // after a's first chunk, b's whole repair
+		errB = b.Repair(ctx, quorum.NewMarker(info.RunID), "", counters, 0)
+	}
+	defer func() { repairChunkDone = nil }()
+	errA := a.Repair(ctx, quorum.NewMarker(info.RunID), "", counters, 0)
+	if errA != nil || errB != nil {
+		t.Fatalf("repairs at once: a %v, b %v; want both to finish", errA, errB)
+	}
+	if c.Get(ctx, quorum.IntactKey).Val() == "" {
+		t.Fatal("not marked")
 	}
 }

@@ -23,10 +23,6 @@ const (
 	// marked it intact, and the marking's id (NewMarker); see
 	// NodeInfo.Intact.
 	IntactKey = InternalPrefix + "intact"
-	// RepairKey holds the marker a repair in chunks will write (Node.Repair)
-	// while its chunks run: a chunk after the first finds it, or the
-	// backend was flushed since and lost the chunks before.
-	RepairKey = InternalPrefix + "repairing"
 	// CountersKey is the set of fencing counter keys on a backend.
 	CountersKey = InternalPrefix + "counters"
 	// TokenKey (no TTL) is the fencing counter of the native locks
@@ -50,6 +46,13 @@ func EngineKey(id string) string { return InternalPrefix + "engine:" + id }
 // a backend: a backend this engine could not check for that long is taken
 // as flushed when it is read again (quarantined one window, never unsafe).
 const EngineKeyTTL = 24 * time.Hour
+
+// RepairKey is the note a repair in chunks (Node.Repair) that will write
+// marker keeps while its chunks run: a chunk after the first finds it, or
+// the backend was flushed since and lost the chunks before. One per
+// repair, so that replicas repairing one backend at once do not cancel
+// each other's.
+func RepairKey(marker string) string { return InternalPrefix + "repairing:" + marker }
 
 // WriterKey names the round that last wrote fencing counter key (its
 // INCR, or a raise): a raise tells its own writes from another grant's.
