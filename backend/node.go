@@ -170,6 +170,9 @@ const maxBatchWork = 512
 func (n *Node) take() []call {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if len(n.queue) == 0 {
+		return nil // the queue keeps its buffer: swapped for the spare, one would be lost each time the worker looks
+	}
 	work, cut := 0, len(n.queue)
 	for i, c := range n.queue {
 		w := 1

@@ -139,7 +139,9 @@ func arrival(ctx context.Context) time.Time {
 // newRoundID returns an id no other round of any engine shares: this
 // engine's random prefix and a sequence number.
 func (e *Engine) newRoundID() string {
-	return e.roundPrefix + "." + strconv.FormatUint(e.roundSeq.Add(1), 36)
+	var buf [64]byte // one allocation, the string: the prefix is 16 hex digits
+	b := append(append(buf[:0], e.roundPrefix...), '.')
+	return string(strconv.AppendUint(b, e.roundSeq.Add(1), 36))
 }
 
 func newRoundPrefix(random []byte) string { return hex.EncodeToString(random) }

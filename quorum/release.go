@@ -81,8 +81,6 @@ func (e *Engine) release(ctx context.Context, op Op) (waiters bool, err error) {
 // confirmed.
 func (e *Engine) unmark(t *round, op Op) []bool {
 	done := make([]bool, len(t.votes))
-	uop, deadline := e.unmarkOp(op), time.Now().Add(e.opts.NodeTimeout)
-	ch := make(chan answer, len(t.votes))
 	var idx, pos []int
 	free, out := 0, 0
 	for i, r := range t.replies {
@@ -94,8 +92,10 @@ func (e *Engine) unmark(t *round, op Op) []bool {
 		}
 	}
 	if len(idx) == 0 {
-		return done
+		return done // the common case, no lock-delay: nothing more to allocate
 	}
+	uop, deadline := e.unmarkOp(op), time.Now().Add(e.opts.NodeTimeout)
+	ch := make(chan answer, len(t.votes))
 	e.sendInto(ch, idx, pos, uop, deadline)
 	out += len(idx)
 	timer := time.NewTimer(e.opts.NodeTimeout)
