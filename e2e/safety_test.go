@@ -8,6 +8,7 @@ import (
 	"net"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +33,10 @@ type scenario struct {
 	check      func(r *outcome) error
 	lateOK     bool // a replica is paused: OKs may arrive after their window (safeButLate)
 	outOfModel bool // the history check reports, but does not fail the row
+	// alone: no other scenario runs meanwhile (its claim needs session
+	// renewals on time, which a second scenario's load beside it on a busy
+	// machine can delay past a TTL).
+	alone bool
 }
 
 // outcome is what one scenario produced.
@@ -147,11 +152,11 @@ func scenarios() []scenario {
 			expect: "tokens strictly increase or are refused (NOQUORUM)", fault: tokensAcrossFaults, check: safeAndClean},
 		{name: "session locks (WAIT, SESSION) held past their TTL while a backend restarts empty; a session lock left on a replica paused past its TTL (lock_delay 1 s)",
 			quarantine: true, expect: "no overlap: renewals keep session locks, the paused replica's lock is free only after its delay and is not renewed after; tokens increase",
-			fault: sessionsAcrossFaults, check: safeButLateAndClean, lateOK: true,
+			fault: sessionsAcrossFaults, check: safeButLateAndClean, lateOK: true, alone: true,
 			mutate: func(c *config.Config) { c.NativeLockDelay = time.Second }},
 		{name: "a session lock held while a backend restarts empty and leaves its quarantine; another owner asks all along", quarantine: true,
 			expect: "renewals restore the lock on the restarted backend; no overlap",
-			fault:  sessionRestore, check: safeAndClean,
+			fault:  sessionRestore, check: safeAndClean, alone: true,
 			mutate: func(c *config.Config) { c.NativeLockDelay = time.Second }},
 		{name: "a backend holding a lock restarts empty; redlock-proxy bootstrap is run and a marker for its new run appears", quarantine: true,
 			expect: "bootstrap refuses; no replica ends its quarantine before its own clock does; no overlap",
@@ -291,70 +296,95 @@ func disconnectAndPause(_ *faultEnv, addrs [2]string, child *exec.Cmd, _ *histor
 
 // TestFaultSuite runs every scenario against real redis-servers behind
 // toxiproxy, with two proxy replicas and 30 contending clients, checks each
-// scenario's claim, and writes the table to SAFETY.md.
+// scenario's claim, and writes the table to SAFETY.md. The scenarios run two
+// at a time, each alone on one of two sets of five backends (faultEnvs;
+// those marked alone, alone), and their rows are written in the table's
+// order once all have run.
 func TestFaultSuite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the fault suite takes a few minutes")
 	}
-	e := newFaultEnv(t)
-	time.Sleep(suiteMaxTTL + 100*time.Millisecond) // fresh backends are quarantined at first
-	var rows []string
-	failed := false
-	for _, sc := range scenarios() {
-		r := runScenario(t, e, sc)
-		if r == nil { // left out by -run: no report from a partial run
-			failed = true
-			continue
-		}
-		verdict := "as expected"
-		histCell, herr := checkHistory(t, sc, r)
-		if err := errors.Join(sc.check(r), herr); err != nil {
-			t.Errorf("%s: %v", sc.name, err)
-			verdict, failed = "**FAILED**: "+strings.ReplaceAll(err.Error(), "\n", "; "), true
-		}
-		avail := 0.0
-		if r.h.attempts > 0 {
-			avail = float64(r.h.ok+r.h.taken) / float64(r.h.attempts)
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %.0f%% | %d | %d | %d | %d | %s | %s | %s | %s |",
-			sc.name, map[bool]string{true: "on", false: "off"}[sc.quarantine], r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum,
-			100*avail, len(r.overlaps), r.h.late, r.noTTL, r.leaks, r.h.p99().Round(time.Millisecond), histCell, sc.expect, verdict))
-		t.Logf("%s: %d attempts, %d OK, %d taken, %d NOQUORUM, %d other, %d overlaps, %d without TTL, %d leaked; history check %s",
-			sc.name, r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum, len(r.h.other), len(r.overlaps), r.noTTL, r.leaks, r.check.Verdict())
+	envs := make(chan *faultEnv, 2)
+	for range cap(envs) {
+		envs <- newFaultEnv(t)
 	}
-	if !failed {
-		writeSafetyReport(t, rows)
+	time.Sleep(suiteMaxTTL + 100*time.Millisecond) // fresh backends are quarantined at first
+	scs := scenarios()
+	outcomes := make([]*outcome, len(scs)) // nil: left out by -run, or it failed to run
+	t.Cleanup(func() {                     // once every scenario's subtest is done
+		var rows []string
+		failed := false
+		for i, sc := range scs {
+			r := outcomes[i]
+			if r == nil { // no report from a partial run
+				failed = true
+				continue
+			}
+			verdict := "as expected"
+			histCell, herr := checkHistory(t, sc, r)
+			if err := errors.Join(sc.check(r), herr); err != nil {
+				t.Errorf("%s: %v", sc.name, err)
+				verdict, failed = "**FAILED**: "+strings.ReplaceAll(err.Error(), "\n", "; "), true
+			}
+			avail := 0.0
+			if r.h.attempts > 0 {
+				avail = float64(r.h.ok+r.h.taken) / float64(r.h.attempts)
+			}
+			rows = append(rows, fmt.Sprintf("| %s | %s | %d | %d | %d | %d | %.0f%% | %d | %d | %d | %d | %s | %s | %s | %s |",
+				sc.name, map[bool]string{true: "on", false: "off"}[sc.quarantine], r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum,
+				100*avail, len(r.overlaps), r.h.late, r.noTTL, r.leaks, r.h.p99().Round(time.Millisecond), histCell, sc.expect, verdict))
+			t.Logf("%s: %d attempts, %d OK, %d taken, %d NOQUORUM, %d other, %d overlaps, %d without TTL, %d leaked; history check %s",
+				sc.name, r.h.attempts, r.h.ok, r.h.taken, r.h.noQuorum, len(r.h.other), len(r.overlaps), r.noTTL, r.leaks, r.check.Verdict())
+		}
+		if !failed {
+			writeSafetyReport(t, rows)
+		}
+	})
+	var alone sync.RWMutex // held shared by every scenario, whole by one that runs alone
+	for i, sc := range scs {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			if sc.alone {
+				alone.Lock()
+				defer alone.Unlock()
+			} else {
+				alone.RLock()
+				defer alone.RUnlock()
+			}
+			e := <-envs
+			defer func() { envs <- e }()
+			outcomes[i] = runScenario(t, e, sc)
+		})
 	}
 }
 
+// runScenario runs sc on e, which no other scenario uses meanwhile, in
+// the caller's subtest: nil if it failed to.
 func runScenario(t *testing.T, e *faultEnv, sc scenario) *outcome {
-	var r *outcome
-	t.Run(sc.name, func(t *testing.T) {
-		addrs, child := e.replicas(t, func(c *config.Config) {
-			c.Quarantine = sc.quarantine
-			if sc.mutate != nil {
-				sc.mutate(c)
-			}
-		}, sc.child)
-		if sc.before != nil {
-			sc.before(e)
+	addrs, child := e.replicas(t, func(c *config.Config) {
+		c.Quarantine = sc.quarantine
+		if sc.mutate != nil {
+			sc.mutate(c)
 		}
-		ttls := sc.ttls
-		if ttls == nil {
-			ttls = randomTTL
-		}
-		var fault func(*history)
-		if sc.fault != nil {
-			fault = func(h *history) { sc.fault(e, addrs, child, h) }
-		}
-		h := load(t, addrs, 4*time.Second, ttls, fault)
-		e.clearToxics()
-		r = &outcome{h: h, overlaps: h.overlaps()}
-		for _, b := range e.redis {
-			r.keysNow += len(harness.UserKeys(t, b.Client()))
-		}
-		r.noTTL, r.leaks = e.audit(t, e.padded(suiteMaxTTL))
-	})
+	}, sc.child)
+	if sc.before != nil {
+		sc.before(e)
+	}
+	ttls := sc.ttls
+	if ttls == nil {
+		ttls = randomTTL
+	}
+	var fault func(*history)
+	if sc.fault != nil {
+		fault = func(h *history) { sc.fault(e, addrs, child, h) }
+	}
+	h := load(t, addrs, 4*time.Second, ttls, fault)
+	e.clearToxics()
+	r := &outcome{h: h, overlaps: h.overlaps()}
+	for _, b := range e.redis {
+		r.keysNow += len(harness.UserKeys(t, b.Client()))
+	}
+	r.noTTL, r.leaks = e.audit(t, e.padded(suiteMaxTTL))
 	return r
 }
 
