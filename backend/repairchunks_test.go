@@ -2,7 +2,6 @@ package backend
 
 import (
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/redlock-proxy/redlock-proxy/internal/redistest"
@@ -25,10 +24,7 @@ func TestRepairFlushedBetweenChunksIsNotMarked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counters := map[string]int64{quorum.TokenKey: 1000}
-	for i := range 1200 {
-		counters[quorum.LockCounterKey(fmt.Sprintf("redisson_lock_token:{k%04d}", i))] = 5000 + int64(i)
-	}
+	counters := review121Counters(1201, 1000) // three chunks
 	for _, flushAfter := range []int{1, 2} {
 		c.FlushAll(ctx)
 		chunks := 0
@@ -80,10 +76,7 @@ func TestConcurrentRepairsInChunksBothFinish(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	counters := map[string]int64{quorum.TokenKey: 1000}
-	for i := range 1200 {
-		counters[quorum.LockCounterKey(fmt.Sprintf("redisson_lock_token:{k%04d}", i))] = 5000 + int64(i)
-	}
+	counters := review121Counters(1201, 1000) // three chunks
 	var errB error
 	inB := false
 	repairChunkDone = func() {
