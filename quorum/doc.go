@@ -241,11 +241,7 @@
 // latches where it ran; where it runs fresh beside latches saying "still
 // held", it sets the nodes it finds behind to the holds the latches report
 // and answers still held on a quorum, else NOQUORUM (hashretry.go;
-// review115-118). Where only latches answer, some saying "released" and
-// one where the owner still holds the lock saying "still held", it answers
-// NOQUORUM: a "released" latch may be another replica's retry of the same
-// unlock, which gave up a hold there fresh and is setting it back
-// (review122).
+// review115-118).
 //
 // # Read-write locks
 //

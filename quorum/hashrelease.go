@@ -135,14 +135,6 @@ func (e *Engine) releaseHash(ctx context.Context, key, owner string, ttl time.Du
 			return 0, noQuorum()
 		}
 		return StillHeld, nil
-	case before == 0 && len(latchedReleased) > 0 && holding > 0:
-		// A retry whose latches disagree while the owner holds the lock
-		// where one says "still held": a "released" latch may be another
-		// replica's retry of this unlock that gave up a hold fresh there
-		// and is about to set it back (settleRetry), as its answer is
-		// "still held" (helper-122: the same retry through two replicas
-		// at once answered 1 on one, and the lock stayed on every node).
-		return 0, noQuorum()
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased) && mayHold >= e.quorum:
 		return 0, noQuorum() // a retry whose latches disagree: one may still be held on Q
 	case before == 0 && (len(latchedReleased) > 0 || absentReleased):
