@@ -226,7 +226,7 @@ type revocation struct {
 }
 
 func (v *revocation) run() {
-	<-v.t.settled
+	v.t.settled.Wait()
 	v.e.rollback(v.undo, v.where(v.t))
 }
 

@@ -3,6 +3,7 @@ package quorum
 import (
 	"context"
 	"errors"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -27,7 +28,8 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	}
 	deadline, n := time.Now().Add(timeout), len(idx)
 	t := &round{quorum: e.quorum, deadline: deadline, giveUp: deadline.Add(e.lateGrace()),
-		settled: make(chan struct{}), idx: idx, nodes: e.nodes, health: e.health}
+		idx: idx, nodes: e.nodes, health: e.health}
+	t.settled.Add(1)
 	if n <= len(t.inline.votes) { // the usual deployment: one allocation for the round
 		t.votes, t.errs, t.replies, t.wasIntact = t.inline.votes[:n:n], t.inline.errs[:n:n], t.inline.replies[:n:n], t.inline.wasIntact[:n:n]
 	} else {
@@ -36,7 +38,9 @@ func (e *Engine) start(idx []int, op Op, timeout time.Duration, counting bool) *
 	for j, i := range idx { // before the send: a node repaired after it may have run the op on a lost counter
 		t.wasIntact[j] = e.health[i].isIntact()
 	}
-	t.ch = e.send(idx, op, deadline)
+	ch := make(chan answer, n) // buffered for every node: one answering after the round stopped listening never blocks
+	e.deliver(&t.d, ch, idx, nil, op, deadline)
+	t.ch = ch
 	if counting {
 		t.e = e
 		if n <= len(t.inline.hopeless) {
@@ -108,9 +112,11 @@ type round struct {
 	e        *Engine
 	hopeless []bool
 	timer    *time.Timer // collect's and drain's, made once
-	// settled is closed once every node answered (or gave up) after the
-	// round was handed to finish.
-	settled chan struct{}
+	// settled is done once every node answered (or gave up) after the
+	// round was handed to finish: Wait for it (part of the round, no
+	// allocation of its own).
+	settled sync.WaitGroup
+	d       delivery // the nodes' answers come back through it
 	// inline backs the per-node slices for up to 7 nodes.
 	inline struct {
 		votes     [7]vote
@@ -232,13 +238,13 @@ func (t *round) drainUntil(enough func() bool) {
 func (t *round) finish(unlock func()) {
 	if t.arrived == len(t.votes) {
 		unlock()
-		close(t.settled)
+		t.settled.Done()
 		return
 	}
 	go func() {
 		t.drain()
 		unlock()
-		close(t.settled)
+		t.settled.Done()
 	}()
 }
 
@@ -285,7 +291,13 @@ func (e *Engine) send(idx []int, op Op, deadline time.Time) <-chan answer {
 // sendInto is send answering into ch, which must have room for every
 // answer; node j's answer names pos[j] (nil: j).
 func (e *Engine) sendInto(ch chan<- answer, idx, pos []int, op Op, deadline time.Time) {
-	d := &delivery{e: e, ch: ch, sent: time.Now()}
+	e.deliver(new(delivery), ch, idx, pos, op, deadline)
+}
+
+// deliver is sendInto through d, which the caller provides (a round's own:
+// no allocation of its own) and which lives as long as a node may answer.
+func (e *Engine) deliver(d *delivery, ch chan<- answer, idx, pos []int, op Op, deadline time.Time) {
+	*d = delivery{e: e, ch: ch, sent: time.Now()}
 	if len(idx) <= len(d.inline) {
 		d.slots = d.inline[:len(idx)]
 	} else {

@@ -73,7 +73,7 @@ func (e *Engine) AcquirePermit(ctx context.Context, name, id string, ttl time.Du
 	if n >= e.quorum && r.ttl-r.elapsed > e.opts.MinValidity {
 		g := Grant{Validity: r.ttl - r.elapsed, Votes: n, ReplyBy: r.start.Add(r.ttl - e.opts.MinValidity)}
 		e.monitors.Go(func() {
-			<-r.settled
+			r.settled.Wait()
 			e.rollback(undo, r.otherSlots(slot))
 		})
 		return e.grant(r, g, undo, (*round).maybeWrote), nil

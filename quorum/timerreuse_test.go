@@ -127,7 +127,7 @@ func TestReusedTimerNestedCollect(t *testing.T) {
 	done := make(chan struct{})
 	r.finish(func() { close(done) })
 	<-done
-	<-r.settled
+	r.settled.Wait()
 	for _, l := range ls { // the late answers, before goleak looks
 		l.inflight.Wait()
 	}
@@ -157,7 +157,7 @@ func TestReusedTimerSequenceWithBackgroundFinish(t *testing.T) {
 				}
 			}
 			r.finish(func() {})
-			<-r.settled
+			r.settled.Wait()
 			if r.arrived != 5 {
 				t.Errorf("%d: settled at arrived=%d", i, r.arrived)
 			}
