@@ -5,6 +5,7 @@
 //	go run ./bench -quick     # a smoke run with small counts
 //	go run ./bench -only hostile -baseline main  # only the hostile-tenant section (issue 25), printed; about 4 minutes
 //	go run ./bench -only floor -baseline main    # only the floor section (issue 27), printed; about 5 minutes
+//	go run ./bench -only wake                    # only the Redisson wake-up across replicas (issue 26), printed; under a minute
 //
 // The floor section (floor.go) builds limitproxy (../shared/tools/limitproxy
 // of the repository or of its main checkout, or -floor DIR; without it the
@@ -31,6 +32,12 @@
 // the folder they are left out, saying why.
 //
 //	go run ./bench -redisson /tmp/java-clients
+//
+// The wake-up section (wake.go; issue 26) times a Redisson waiter's wake-up:
+// client A locks and unlocks with Redisson 3.52's recorded RLock scripts
+// while client B waits on the lock's channel, from A's unlock sent to B's
+// message, on one redis-server and with A and B on two replicas of the
+// proxy N=5 (-handoffs wake-ups each). A full run appends it too.
 //
 // Each case runs -runs times, interleaved with the others, and the table
 // shows medians. Each redis-benchmark case locks keys of its own (ownKeys):

@@ -26,7 +26,7 @@ func main() {
 	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
 		"to tell a regression from the machine's noise")
 	only := flag.String("only", "", `run only this section, printed, not written to -out: "hostile" (one hostile tenant beside an honest one, issue 25) `+
-		`or "floor" (against limitproxy, issue 27)`)
+		`, "floor" (against limitproxy, issue 27) or "wake" (a Redisson waiter woken across replicas, issue 26)`)
 	floorDir := flag.String("floor", "", "limitproxy's source folder (default: "+floorSrc+" in the nearest ancestor of the repository "+
 		"or of its main checkout); \"off\" skips the floor rows")
 	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
@@ -56,6 +56,10 @@ func main() {
 	defer e.close()
 	if *only == "hostile" {
 		fmt.Print(runHostile(e, root, *baseline, *hostileWindow))
+		return
+	}
+	if *only == "wake" {
+		fmt.Print(runWake(e, root, *handoffN))
 		return
 	}
 	if *only == "floor" {
@@ -189,7 +193,7 @@ func main() {
 	m.add("handoff/p50", p50)
 	m.add("handoff/p99", p99)
 
-	report := m.report(*runs, *idle, perConn, *baseline) + redissonReport(m, whyNoJava) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
+	report := m.report(*runs, *idle, perConn, *baseline) + redissonReport(m, whyNoJava) + runWake(e, root, *handoffN) + featureReport(renew, *sessions, m.median("handoff/p50"), m.median("handoff/p99"), *handoffN) +
 		backendCostReport(m, *runs, *requests) +
 		runFloor(e, root, *floorDir, *baseline, *runs, *requests) + runHostile(e, root, *baseline, *hostileWindow)
 	fmt.Print(report)
