@@ -45,10 +45,10 @@ func wakeLatencies(s rlockScripts, addrA, addrB, name string, n int) ([]float64,
 		}
 		m, err := sub.ReceiveTimeout(ctx, 5*time.Second)
 		if err != nil {
-			return nil, fmt.Errorf("B was not woken: %v", err)
+			return nil, fmt.Errorf("the waiter was not woken: %v", err)
 		}
 		if msg, ok := m.(*redis.Message); !ok || msg.Payload != "0" {
-			return nil, fmt.Errorf("B got %#v; want the unlock message 0", m)
+			return nil, fmt.Errorf("the waiter got %#v; want the unlock message 0", m)
 		}
 		if i >= 5 {
 			ms = append(ms, float64(time.Since(sent).Microseconds())/1000)
