@@ -5,6 +5,8 @@ package backend
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
@@ -193,17 +195,20 @@ func (n *Node) Counters(ctx context.Context) (map[string]int64, error) {
 
 // Repair implements Node: the counters in chunks, the marker with the last;
 // each chunk after the first checks that the first's note of this repair
-// (RepairKey) is still there, so a backend flushed between two chunks is
-// not marked without the counters before (repair.lua).
+// (RepairKey, holding a value of this call's own) is still there, so a
+// backend flushed between two chunks is not marked without the counters
+// before (repair.lua).
 func (n *Node) Repair(ctx context.Context, marker, expect string, counters map[string]int64, floor int64) error {
 	keys := slices.Sorted(maps.Keys(counters))
-	chunked := 0
+	nonce := "" // a chunked repair's own, in its note: a repair reusing the marker has another
 	if len(keys) > repairChunk {
-		chunked = 1
+		var b [8]byte
+		_, _ = rand.Read(b[:]) // crypto/rand's Read never fails
+		nonce = hex.EncodeToString(b[:])
 	}
 	for i := 0; i == 0 || i < len(keys); i += repairChunk {
 		chunk := keys[i:min(i+repairChunk, len(keys))]
-		args := []any{"", expect, 0, chunked, 0}
+		args := []any{"", expect, 0, nonce, 0}
 		if i+repairChunk >= len(keys) {
 			args[0], args[2] = marker, floor
 		}

@@ -8,16 +8,18 @@
 -- the engine's next check to see. Returns 1, or 0 when the marker changed. With a marker,
 -- it also raises the shared counter and every lock counter listed to at least ARGV[3] ("0":
 -- none; counterfloor.lua).
--- A repair in chunks (more counters than one call carries) passes ARGV[4] "1" with each chunk
--- and ARGV[5] "1" with the first, and its own note KEYS[3] (quorum.RepairKey): the first chunk
--- sets the note (a minute at most), each later one answers 0 unless it is still there (the
--- backend was flushed since, and lost the chunks before: the check of the marker below cannot
--- tell, a flushed backend has none either), and the last removes it. Another replica's repair
--- of the backend at the same time has a note of its own. The counters are ARGV[6] on.
-local chunked = ARGV[4] == "1"
+-- A repair in chunks (more counters than one call carries) passes a value of its own ARGV[4]
+-- with each chunk, ARGV[5] "1" with the first, and its note KEYS[3] (quorum.RepairKey): the
+-- first chunk sets the note to that value (a minute at most), each later one answers 0 unless
+-- the note still holds it (the backend was flushed since, and lost the chunks before: the check
+-- of the marker below cannot tell, a flushed backend has none either; a repair that reused the
+-- marker and started after the flush wrote another value), and the last removes it. Another
+-- replica's repair of the backend at the same time has a note of its own. The counters are
+-- ARGV[6] on.
+local chunked = ARGV[4] ~= ""
 if chunked and ARGV[5] == "1" then
-  redis.call("SET", KEYS[3], "1", "PX", 60000)
-elseif chunked and redis.call("EXISTS", KEYS[3]) == 0 then
+  redis.call("SET", KEYS[3], ARGV[4], "PX", 60000)
+elseif chunked and redis.call("GET", KEYS[3]) ~= ARGV[4] then
   return 0
 end
 for i = 6, #ARGV, 2 do
