@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -174,4 +175,20 @@ func holdsOn(h *harness.Harness, key, owner string) []string {
 		out = append(out, v)
 	}
 	return out
+}
+
+// settledHoldsOn is holdsOn once it reads the same twice, 100 ms apart (at
+// most 10 s): a release's finishing in the background (releaseRest, late
+// answers) has then landed, however slow the machine.
+func settledHoldsOn(h *harness.Harness, key, owner string) []string {
+	last := holdsOn(h, key, owner)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		now := holdsOn(h, key, owner)
+		if slices.Equal(now, last) {
+			return now
+		}
+		last = now
+	}
+	return last
 }

@@ -128,7 +128,7 @@ func TestReview122FiveNodeRetryMixes(t *testing.T) {
 				review116WaitUp(t, h, j, true)
 			}
 		}
-		after := holdsOn(h, name, owner)
+		after := settledHoldsOn(h, name, owner)
 		held, top := 0, 0
 		for _, x := range after {
 			if x != "-" {

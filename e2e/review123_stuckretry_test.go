@@ -51,9 +51,15 @@ func TestReview123RetryOfReleasedUnlockNeverAnswered(t *testing.T) {
 			t.Fatal(err)
 		}
 		v2, err2 := c.Eval(ctx, unlock, []string{name, ch, latch2}, 0, 30000, owner, "publish", 30000).Result()
-		time.Sleep(time.Duration(pause)*time.Millisecond + 200*time.Millisecond)
+		// E applies unlock #2 once its pause ends: wait for its latch (at
+		// most 10 s past the pause), not a fixed time.
+		for deadline := time.Now().Add(time.Duration(pause)*time.Millisecond + 10*time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if h.Backend[4].Client().Exists(ctx, latch2).Val() == 1 {
+				break
+			}
+		}
 		review116WaitUp(t, h, 4, true)
-		after2 := holdsOn(h, name, owner)
+		after2 := settledHoldsOn(h, name, owner)
 		e := h.Backend[4].Client().Get(ctx, latch2).Val()
 		var retries []string
 		for k := 0; k < 3; k++ {
