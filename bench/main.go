@@ -26,7 +26,7 @@ func main() {
 	baseline := flag.String("baseline", "", "a git revision whose proxy is measured too (N=5, interleaved with this tree's), "+
 		"to tell a regression from the machine's noise")
 	only := flag.String("only", "", `run only this section, printed, not written to -out: "hostile" (one hostile tenant beside an honest one, issue 25) `+
-		`, "floor" (against limitproxy, issue 27) or "wake" (a Redisson waiter woken across replicas, issue 26)`)
+		`, "floor" (against limitproxy, issue 27), "cost" (what a lock write costs one backend, issue 27) or "wake" (a Redisson waiter woken across replicas, issue 26)`)
 	floorDir := flag.String("floor", "", "limitproxy's source folder (default: "+floorSrc+" in the nearest ancestor of the repository "+
 		"or of its main checkout); \"off\" skips the floor rows")
 	hostileWindow := flag.Duration("hostile-window", 4*time.Second, "how long the honest tenant runs in each hostile case")
@@ -60,6 +60,15 @@ func main() {
 	}
 	if *only == "wake" {
 		fmt.Print(runWake(e, root, *handoffN))
+		return
+	}
+	if *only == "cost" {
+		m := measurements{}
+		if err := backendCost(m, e.startBackends(1)[0], *runs, *requests); err != nil {
+			e.close()
+			log.Fatal(err)
+		}
+		fmt.Print(backendCostReport(m, *runs, *requests))
 		return
 	}
 	if *only == "floor" {
