@@ -12,7 +12,7 @@ import (
 // a test that sends a client's text takes it from the recording that
 // carries it (clientScript); one the real client cannot be run here to
 // record (Redisson before 3.22) is sent by EVALSHA, which the proxy knows
-// from the SHA1 alone (proxy/scriptfacts.go).
+// from the SHA1 alone (proxy/scriptbook/scriptfacts.go).
 const (
 	shaRLock          = "149c5a8bf18676fd99e9e6e24923bd64d9b62f94" // Redisson RLock lock 3.19+
 	shaRLock312       = "dad0f8d619e548e04f21fb48d50be5034df3adae" // 3.12.3-3.18, RSpinLock's

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"math"
 	"strconv"
 	"time"
@@ -144,7 +146,7 @@ func splitScriptArgs(rest [][]byte) (keys, argv [][]byte, err error) {
 }
 
 // operands are a lock script's arguments, typed, taken from where its
-// spec (scriptbook.go) says they are.
+// spec (proxy/scriptbook) says they are.
 type operands struct {
 	key, owner       string
 	ttl              time.Duration // the TTL or lease
@@ -152,11 +154,11 @@ type operands struct {
 	channel, message string        // what to publish on a release, and where
 	latch            string        // Redisson's unlock latch key, kept latchTTL
 	latchTTL         time.Duration
-	absentReleased   bool          // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
-	rw               string        // Redisson's RReadWriteLock: "read" or "write"
-	keyPairs         bool          // the KEYS are pairs, a lock and a name of its
-	queue            string        // Redisson RFairLock's queue of waiters (a key)
-	wait             time.Duration // how long its waiter keeps its place past its wait
-	permit           permitStep    // a step of Redisson's RPermitExpirableSemaphore (permits.go)
-	keys, argv       [][]byte      // all of them (after a database index), for the multi-key scripts
+	absentReleased   bool                  // Redisson 3.10.0-3.10.5: unlocking a missing lock answers 1
+	rw               string                // Redisson's RReadWriteLock: "read" or "write"
+	keyPairs         bool                  // the KEYS are pairs, a lock and a name of its
+	queue            string                // Redisson RFairLock's queue of waiters (a key)
+	wait             time.Duration         // how long its waiter keeps its place past its wait
+	permit           scriptbook.PermitStep // a step of Redisson's RPermitExpirableSemaphore (permits.go)
+	keys, argv       [][]byte              // all of them (after a database index), for the multi-key scripts
 }

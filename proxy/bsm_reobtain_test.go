@@ -18,7 +18,7 @@ import (
 )
 
 // bsmV10Obtain is bsm/redislock v0.10's obtain script by SHA1
-// (scriptfacts.go): KEYS; ARGV value, token length, ms.
+// (scriptbook/scriptfacts.go): KEYS; ARGV value, token length, ms.
 const bsmV10Obtain = "eb0c00d98f6f33b4262419a509002884540f30be"
 
 // beforeOverwrite is a backend node that runs hook once, before the first

@@ -43,21 +43,19 @@
 //	               the lock operations handlers share (bsm.go: bsm/redislock's
 //	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
 //	               fairlock.go: its RFairLock's, and who a release wakes;
-//	               permits.go: its RPermitExpirableSemaphore's, whose SHA1s
-//	               and layouts are permitspecs.go's;
+//	               permits.go: its RPermitExpirableSemaphore's;
 //	               registered.go: operators' scripts, in their reply convention)
 //	sessions.go, sessionrenew.go, boundlocks.go
 //	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
-//	state.go, request.go, selectdb.go, scriptbook.go, specoperands.go, families.go, options.go, limits.go, metrics.go, ...
-//	               shared types, reply writing, the script book (which script means
-//	               what, and where its key, owner and TTL are: specoperands.go
-//	               reads them from a call), the script families
-//	               (each served whole or refused at its acquire), tables
-//	scriptfacts.go, normalize.go
-//	               what is known of each client script: its SHA1, the SHA1 of its
-//	               normalised text (a copy in other spacing is the same script),
-//	               its meaning, client, versions and the recorded session that
-//	               carries its text; never the text itself
+//	state.go, request.go, selectdb.go, specoperands.go, options.go, limits.go, metrics.go, ...
+//	               shared types, reply writing, a script call's operands read
+//	               where its spec says (specoperands.go), tables
+//	scriptbook/    what is known of each client script (a package of its own,
+//	               importing nothing of this one): its SHA1, the SHA1 of its
+//	               normalised text, its meaning and operand layout, client,
+//	               versions and the recorded session that carries its text, never
+//	               the text itself; the script families, each served whole or
+//	               refused at its acquire
 //	args.go, errors.go  argument parsing, and every error reply (replyText)
 //	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
 //	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"context"
 	"errors"
 	"fmt"
@@ -57,29 +59,29 @@ func semaphoreChannelOK(c *request, o operands) bool {
 // permits runs one of the semaphore's scripts, answering as it would on
 // one Redis.
 func (s *Server) permits(c *request, o operands) {
-	if len(o.argv) < permitArgs[o.permit] {
-		c.writeErr(respError(fmt.Sprintf("ERR RPermitExpirableSemaphore's script needs at least %d ARGV", permitArgs[o.permit])))
+	if len(o.argv) < scriptbook.PermitArgs[o.permit] {
+		c.writeErr(respError(fmt.Sprintf("ERR RPermitExpirableSemaphore's script needs at least %d ARGV", scriptbook.PermitArgs[o.permit])))
 		return
 	}
 	if !semaphoreChannelOK(c, o) {
 		return
 	}
 	switch o.permit {
-	case permitAcquire:
+	case scriptbook.PermitAcquire:
 		s.acquirePermits(c, o)
-	case permitRelease:
+	case scriptbook.PermitRelease:
 		s.releasePermits(c, o, o.argv[:1], false)
-	case permitReleaseAny, permitReleaseAll:
+	case scriptbook.PermitReleaseAny, scriptbook.PermitReleaseAll:
 		if ids, ok := permitIDs(c, o.argv, 3); ok {
-			s.releasePermits(c, o, ids, o.permit == permitReleaseAll)
+			s.releasePermits(c, o, ids, o.permit == scriptbook.PermitReleaseAll)
 		}
-	case permitAvailable, permitTotal, permitAcquired, permitLeaseLeft:
+	case scriptbook.PermitAvailable, scriptbook.PermitTotal, scriptbook.PermitAcquired, scriptbook.PermitLeaseLeft:
 		s.readPermits(c, o)
-	case permitSet, permitAdd:
+	case scriptbook.PermitSet, scriptbook.PermitAdd:
 		c.writeErr(errPermitsChange)
-	case permitTrySet:
+	case scriptbook.PermitTrySet:
 		s.initPermits(c, o)
-	case permitLease:
+	case scriptbook.PermitLease:
 		lease, ok := permitLeaseOf(c, o.argv[1], o.argv[2])
 		if !ok {
 			return
@@ -94,8 +96,8 @@ func (s *Server) permits(c *request, o operands) {
 // permitIDs reads the ids after ARGV[from] of a call whose ARGV[1] counts them.
 func permitIDs(c *request, argv [][]byte, from int) ([][]byte, bool) {
 	n, err := strconv.Atoi(string(argv[0]))
-	if err != nil || n != len(argv)-from || n > maxPermitIDs {
-		c.writeErr(respError(fmt.Sprintf("ERR ARGV[1] must count the permit ids after ARGV[%d] (at most %d)", from, maxPermitIDs)))
+	if err != nil || n != len(argv)-from || n > scriptbook.MaxPermitIDs {
+		c.writeErr(respError(fmt.Sprintf("ERR ARGV[1] must count the permit ids after ARGV[%d] (at most %d)", from, scriptbook.MaxPermitIDs)))
 		return nil, false
 	}
 	return argv[from:], true
@@ -234,15 +236,15 @@ func (s *Server) readPermits(c *request, o operands) {
 		return
 	}
 	switch o.permit {
-	case permitAvailable: // the counter's text, as the script answers from GET
+	case scriptbook.PermitAvailable: // the counter's text, as the script answers from GET
 		if !p.Set {
 			c.wr.WriteInt(0)
 			return
 		}
 		c.wr.WriteBulkString(strconv.FormatInt(p.Permits-int64(len(p.Held)), 10))
-	case permitTotal:
+	case scriptbook.PermitTotal:
 		c.wr.WriteInt64(p.Permits)
-	case permitAcquired:
+	case scriptbook.PermitAcquired:
 		c.wr.WriteInt(len(p.Held))
 	default: // a permit's lease left
 		c.wr.WriteInt64(p.Held[string(o.argv[0])].Milliseconds())

@@ -1,9 +1,10 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,47 +20,19 @@ import (
 // are refused without a convention (Script.Problem).
 
 // ScriptMeanings are the meanings a registered script can have.
-var ScriptMeanings = map[string]scriptKind{"release": scriptRelease, "extend": scriptExtend, "acquire": scriptAcquire}
+var ScriptMeanings = map[string]scriptbook.Kind{"release": scriptbook.Release, "extend": scriptbook.Extend, "acquire": scriptbook.Acquire}
 
-// replyValue is one reply of a convention: +OK, a nil reply or an integer.
-type replyValue struct {
-	status, null bool
-	n            int64
-}
-
-// parseReply reads a convention's reply as an operator writes it: OK, nil,
-// an integer, or a Lua boolean (true is 1, false a nil reply).
-func parseReply(s string) (replyValue, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "ok", "+ok":
-		return replyValue{status: true}, nil
-	case "nil", "false":
-		return replyValue{null: true}, nil
-	case "true":
-		return replyValue{n: 1}, nil
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
-	if err != nil {
-		return replyValue{}, fmt.Errorf("%q is not a reply this proxy can give: want OK, nil, an integer, true or false", s)
-	}
-	return replyValue{n: n}, nil
-}
-
-func (v replyValue) write(c *request) {
+// writeReplyValue answers v.
+func writeReplyValue(c *request, v scriptbook.Reply) {
 	switch {
-	case v.status:
+	case v.Status:
 		c.wr.WriteString("OK")
-	case v.null:
+	case v.Null:
 		c.writeNull()
 	default:
-		c.wr.WriteInt64(v.n)
+		c.wr.WriteInt64(v.N)
 	}
 }
-
-// convention is what a registered script answers: yes when it did what its
-// meaning says (granted, extended, released), no when it did not (taken,
-// not held).
-type convention struct{ yes, no replyValue }
 
 // Problem says why s cannot be registered, or "" when it can.
 func (s Script) Problem() string {
@@ -71,63 +44,63 @@ func (s Script) Problem() string {
 }
 
 // convention checks s and reads its reply convention.
-func (s Script) convention() (convention, error) {
+func (s Script) convention() (scriptbook.Convention, error) {
 	kind, ok := ScriptMeanings[s.Meaning]
 	if !ok {
-		return convention{}, fmt.Errorf("meaning %q: want release, extend or acquire", s.Meaning)
+		return scriptbook.Convention{}, fmt.Errorf("meaning %q: want release, extend or acquire", s.Meaning)
 	}
-	if sp, known := book[strings.ToLower(s.SHA1)]; known {
-		return convention{}, fmt.Errorf("sha1 %s is a script this proxy knows already (%s): remove this entry", s.SHA1, sp.kind)
+	if sp, known := scriptbook.Book[strings.ToLower(s.SHA1)]; known {
+		return scriptbook.Convention{}, fmt.Errorf("sha1 %s is a script this proxy knows already (%s): remove this entry", s.SHA1, sp.Kind)
 	}
 	noName, noField, other, otherField := "not_held", s.NotHeld, "taken", s.Taken
-	if kind == scriptAcquire {
+	if kind == scriptbook.Acquire {
 		noName, noField, other, otherField = "taken", s.Taken, "not_held", s.NotHeld
 	}
 	if otherField != "" {
-		return convention{}, fmt.Errorf("%s does not apply to meaning %s (it answers granted or %s)", other, s.Meaning, noName)
+		return scriptbook.Convention{}, fmt.Errorf("%s does not apply to meaning %s (it answers granted or %s)", other, s.Meaning, noName)
 	}
-	if kind == scriptRelease && s.Granted == "" && noField == "" {
-		return convention{yes: replyValue{n: 1}, no: replyValue{n: 0}}, nil // the canonical compare-and-delete's 1/0
+	if kind == scriptbook.Release && s.Granted == "" && noField == "" {
+		return scriptbook.Convention{Yes: scriptbook.Reply{N: 1}, No: scriptbook.Reply{N: 0}}, nil // the canonical compare-and-delete's 1/0
 	}
 	if s.Granted == "" || noField == "" {
-		return convention{}, fmt.Errorf("meaning %s needs its reply convention, granted and %s: what the script answers "+
+		return scriptbook.Convention{}, fmt.Errorf("meaning %s needs its reply convention, granted and %s: what the script answers "+
 			"when it %s and when it did not (e.g. granted: OK, %s: nil; or 1 and 0); the proxy answers in it, and a client "+
 			"reading a reply of another shape can take a refusal for a grant (bsm/redislock v0.10 takes any reply but nil as obtained)",
-			s.Meaning, noName, map[scriptKind]string{scriptAcquire: "acquired the lock", scriptExtend: "extended it", scriptRelease: "released it"}[kind], noName)
+			s.Meaning, noName, map[scriptbook.Kind]string{scriptbook.Acquire: "acquired the lock", scriptbook.Extend: "extended it", scriptbook.Release: "released it"}[kind], noName)
 	}
-	var conv convention
+	var conv scriptbook.Convention
 	var err error
-	if conv.yes, err = parseReply(s.Granted); err != nil {
-		return convention{}, fmt.Errorf("granted: %w", err)
+	if conv.Yes, err = scriptbook.ParseReply(s.Granted); err != nil {
+		return scriptbook.Convention{}, fmt.Errorf("granted: %w", err)
 	}
-	if conv.no, err = parseReply(noField); err != nil {
-		return convention{}, fmt.Errorf("%s: %w", noName, err)
+	if conv.No, err = scriptbook.ParseReply(noField); err != nil {
+		return scriptbook.Convention{}, fmt.Errorf("%s: %w", noName, err)
 	}
-	if conv.yes == conv.no {
-		return convention{}, fmt.Errorf("granted and %s are both %s: the client could not tell them apart", noName, s.Granted)
+	if conv.Yes == conv.No {
+		return scriptbook.Convention{}, fmt.Errorf("granted and %s are both %s: the client could not tell them apart", noName, s.Granted)
 	}
 	return conv, nil
 }
 
-// register makes each registered script a spec: its meaning's, with the
+// register makes each registered script a spec in r: its meaning's, with the
 // operator's positions and reply convention. A script with a Problem is
 // left out: its calls get the unknown-script error, never a reply of a
 // shape its client may misread.
-func (r *scriptRegistry) register(scripts []Script) {
-	r.custom = make(map[string]*spec, len(scripts))
+func register(r *scriptbook.Registry, scripts []Script) {
+	r.Custom = make(map[string]*scriptbook.Spec, len(scripts))
 	for _, s := range scripts {
 		conv, err := s.convention()
 		if err != nil {
 			continue
 		}
 		kind := ScriptMeanings[s.Meaning]
-		sp := specFor("", kind)
-		sp.key, sp.owner = key(orDefault(s.Key, 1)), arg(orDefault(s.Owner, 1))
-		if kind != scriptRelease {
-			sp.ttl = arg(orDefault(s.TTL, 2))
+		sp := scriptbook.SpecFor("", kind)
+		sp.Key, sp.Owner = scriptbook.Key(orDefault(s.Key, 1)), scriptbook.Arg(orDefault(s.Owner, 1))
+		if kind != scriptbook.Release {
+			sp.TTL = scriptbook.Arg(orDefault(s.TTL, 2))
 		}
-		sp.replies = &conv
-		r.custom[strings.ToLower(s.SHA1)] = sp
+		sp.Replies = &conv
+		r.Custom[strings.ToLower(s.SHA1)] = sp
 	}
 }
 
@@ -140,17 +113,17 @@ func orDefault(n, def int) int {
 
 // runRegistered runs a registered script's meaning as one quorum round and
 // answers in its convention.
-func (s *Server) runRegistered(c *request, sp *spec, o operands) {
+func (s *Server) runRegistered(c *request, sp *scriptbook.Spec, o operands) {
 	start := time.Now()
 	var err error
 	var no bool // the round's "no": taken or not held
-	switch sp.kind {
-	case scriptAcquire:
+	switch sp.Kind {
+	case scriptbook.Acquire:
 		var g quorum.Grant
 		g, err = s.engine.Acquire(c.ctx, o.key, o.owner, o.ttl)
 		s.track(c, kindAcquire, start, g, err)
 		no = errors.Is(err, quorum.ErrTaken)
-	case scriptExtend:
+	case scriptbook.Extend:
 		var g quorum.Grant
 		g, err = s.extendLock(c, o.key, o.owner, o.ttl)
 		s.track(c, kindExtend, start, g, err)
@@ -162,9 +135,9 @@ func (s *Server) runRegistered(c *request, sp *spec, o operands) {
 	}
 	switch {
 	case err == nil:
-		sp.replies.yes.write(c)
+		writeReplyValue(c, sp.Replies.Yes)
 	case no:
-		sp.replies.no.write(c)
+		writeReplyValue(c, sp.Replies.No)
 	default:
 		c.writeErr(err)
 	}

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"strings"
 	"testing"
 )
@@ -48,9 +50,9 @@ func TestRegisteredProblems(t *testing.T) {
 		if tc.want == "" && got != "" || tc.want != "" && !strings.Contains(got, tc.want) {
 			t.Errorf("%+v: Problem() = %q; want %q", tc.s, got, tc.want)
 		}
-		var r scriptRegistry
-		r.register([]Script{tc.s})
-		if _, ok := r.custom[strings.ToLower(tc.s.SHA1)]; ok != (tc.want == "") {
+		var r scriptbook.Registry
+		register(&r, []Script{tc.s})
+		if _, ok := r.Custom[strings.ToLower(tc.s.SHA1)]; ok != (tc.want == "") {
 			t.Errorf("%+v: registered = %v; want %v", tc.s, ok, tc.want == "")
 		}
 	}

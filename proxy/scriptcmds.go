@@ -1,13 +1,17 @@
 package proxy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+)
 
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
 func (s *Server) cmdEval(c *request, args [][]byte) {
-	sha, sp, ok := s.scripts.recognise(c.tenant(), string(args[1]))
-	if err := refusedAcquires[sha]; err != nil {
-		c.writeErr(err) // the acquire of a family not served whole (families.go)
+	sha, sp, ok := s.scripts.Recognise(c.tenant(), string(args[1]))
+	if refused := scriptbook.RefusedAcquires[sha]; refused != "" {
+		c.writeErr(respError(refused)) // the acquire of a family not served whole (scriptbook/families.go)
 		return
 	}
 	if !ok {
@@ -20,11 +24,11 @@ func (s *Server) cmdEval(c *request, args [][]byte) {
 // cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
 // SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
 func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
-	if err := refusedAcquires[strings.ToLower(string(args[1]))]; err != nil {
-		c.writeErr(err)
+	if refused := scriptbook.RefusedAcquires[strings.ToLower(string(args[1]))]; refused != "" {
+		c.writeErr(respError(refused))
 		return
 	}
-	sp, ok := s.scripts.bySHA(c.tenant(), string(args[1]))
+	sp, ok := s.scripts.BySHA(c.tenant(), string(args[1]))
 	if !ok {
 		c.writeErr(errNoScript)
 		return
@@ -34,64 +38,64 @@ func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
 
 // runScript reads the call's operands where the script's spec says they
 // are, and runs its kind's meaning.
-func (s *Server) runScript(c *request, sha string, sp *spec, rest [][]byte) {
+func (s *Server) runScript(c *request, sha string, sp *scriptbook.Spec, rest [][]byte) {
 	keys, argv, err := splitScriptArgs(rest)
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
 	db := c.db
-	if sp.dbFirst && len(argv) > 0 { // the script SELECTs ARGV[1] itself
+	if sp.DBFirst && len(argv) > 0 { // the script SELECTs ARGV[1] itself
 		if db, err = parseDB(argv[0]); err != nil {
 			c.writeErr(err)
 			return
 		}
 	}
-	o, err := sp.operands(sha, mapScriptKeys(db, keys), argv)
+	o, err := operandsOf(sp, sha, mapScriptKeys(db, keys), argv)
 	if err != nil {
 		c.writeErr(err)
 		return
 	}
-	if sp.replies != nil {
+	if sp.Replies != nil {
 		s.runRegistered(c, sp, o)
 		return
 	}
-	meanings[sp.kind](s, c, o)
+	meanings[sp.Kind](s, c, o)
 }
 
 // meanings runs each kind of script as lock operations, answering as the
 // script would on one Redis.
-var meanings = map[scriptKind]func(s *Server, c *request, o operands){
-	scriptRelease:        func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseZero) },
-	scriptReleaseMissing: func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseMissing) },
-	scriptExtend:         func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
-	scriptExtendPy: func(s *Server, c *request, o operands) {
+var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
+	scriptbook.Release:        func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseZero) },
+	scriptbook.ReleaseMissing: func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseMissing) },
+	scriptbook.Extend:         func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
+	scriptbook.ExtendPy: func(s *Server, c *request, o operands) {
 		if len(o.argv) < 3 || string(o.argv[2]) == "0" { // redis-py's replace_ttl=False: add to the TTL
 			s.extendBy(c, o.key, o.owner, o.ttl)
 			return
 		}
 		s.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
-	scriptExtendOrAcquire:  func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
-	scriptObtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
-	scriptOwnerPTTL:        func(s *Server, c *request, o operands) { s.ownerPTTL(c, o.key, o.owner) },
-	scriptAcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
-	scriptExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
-	scriptReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
-	scriptHashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
-	scriptFencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
-	scriptFencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
-	scriptHashRelease: func(s *Server, c *request, o operands) {
+	scriptbook.ExtendOrAcquire:  func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
+	scriptbook.Obtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
+	scriptbook.OwnerPTTL:        func(s *Server, c *request, o operands) { s.ownerPTTL(c, o.key, o.owner) },
+	scriptbook.AcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
+	scriptbook.ExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
+	scriptbook.ReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
+	scriptbook.HashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
+	scriptbook.FencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
+	scriptbook.FencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
+	scriptbook.HashRelease: func(s *Server, c *request, o operands) {
 		if o.rw != "" {
 			s.rwRelease(c, o)
 			return
 		}
 		s.hashRelease(c, o)
 	},
-	scriptHashExtend: func(s *Server, c *request, o operands) {
+	scriptbook.HashExtend: func(s *Server, c *request, o operands) {
 		s.hashExtend(c, o.keys[:1], [][]byte{[]byte(o.owner)}, o.ttl, false)
 	},
-	scriptHashExtendAll: func(s *Server, c *request, o operands) {
+	scriptbook.HashExtendAll: func(s *Server, c *request, o operands) {
 		keys := o.keys
 		if o.keyPairs { // a lock and a name of its, for each owner
 			keys = make([][]byte, 0, len(o.keys)/2)
@@ -101,7 +105,7 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 		}
 		s.hashExtend(c, keys, o.argv[1:1+len(keys)], o.ttl, true)
 	},
-	scriptForceUnlock: func(s *Server, c *request, o operands) {
+	scriptbook.ForceUnlock: func(s *Server, c *request, o operands) {
 		if o.queue != "" {
 			s.fairForceRelease(c, o)
 			return
@@ -112,22 +116,22 @@ var meanings = map[scriptKind]func(s *Server, c *request, o operands){
 	},
 	// Spring Integration's RedisLockRegistry answers Lua booleans: true is
 	// 1, false a nil reply.
-	scriptSpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl) },
-	scriptSpringRelease:          func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseNil) },
-	scriptSpringReleaseNotify:    springReleaseNotify,
-	scriptSpringReleaseNotifyKey: springReleaseNotify,
-	scriptSpringRenew:            func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
-	scriptSpringDeleteNotify:     springDeleteNotify,
-	scriptBsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
-	scriptBsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
-	scriptBsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
-	scriptBsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
-	scriptHashLeaseAll:           hashLease,
-	scriptReadLocked:             func(s *Server, c *request, o operands) { s.readLocked(c, o) },
-	scriptFairAcquire:            func(s *Server, c *request, o operands) { s.fairAcquire(c, o, true) },
-	scriptFairTryAcquire:         func(s *Server, c *request, o operands) { s.fairAcquire(c, o, false) },
-	scriptFairLeave:              func(s *Server, c *request, o operands) { s.fairLeave(c, o) },
-	scriptPermits:                func(s *Server, c *request, o operands) { s.permits(c, o) },
+	scriptbook.SpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl) },
+	scriptbook.SpringRelease:          func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseNil) },
+	scriptbook.SpringReleaseNotify:    springReleaseNotify,
+	scriptbook.SpringReleaseNotifyKey: springReleaseNotify,
+	scriptbook.SpringRenew:            func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
+	scriptbook.SpringDeleteNotify:     springDeleteNotify,
+	scriptbook.BsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
+	scriptbook.BsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
+	scriptbook.BsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
+	scriptbook.BsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
+	scriptbook.HashLeaseAll:           hashLease,
+	scriptbook.ReadLocked:             func(s *Server, c *request, o operands) { s.readLocked(c, o) },
+	scriptbook.FairAcquire:            func(s *Server, c *request, o operands) { s.fairAcquire(c, o, true) },
+	scriptbook.FairTryAcquire:         func(s *Server, c *request, o operands) { s.fairAcquire(c, o, false) },
+	scriptbook.FairLeave:              func(s *Server, c *request, o operands) { s.fairLeave(c, o) },
+	scriptbook.Permits:                func(s *Server, c *request, o operands) { s.permits(c, o) },
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {
@@ -159,7 +163,7 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 	case isHelp(args):
 		c.writeHelp("SCRIPT")
 	case equalFold(sub, "load") && len(args) == 3:
-		sha, _, ok := s.scripts.recognise(c.tenant(), string(args[2]))
+		sha, _, ok := s.scripts.Recognise(c.tenant(), string(args[2]))
 		if !ok {
 			c.writeErr(unknownScript(sha))
 			return
@@ -168,11 +172,11 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 	case equalFold(sub, "exists") && len(args) >= 3:
 		c.wr.WriteArray(len(args) - 2)
 		for _, sha := range args[2:] {
-			_, ok := s.scripts.bySHA(c.tenant(), string(sha))
+			_, ok := s.scripts.BySHA(c.tenant(), string(sha))
 			c.wr.WriteInt(boolInt(ok))
 		}
 	case equalFold(sub, "flush") && len(args) <= 3:
-		s.scripts.flush(c.tenant())
+		s.scripts.Flush(c.tenant())
 		c.wr.WriteString("OK")
 	case equalFold(sub, "load"), equalFold(sub, "exists"), equalFold(sub, "flush"):
 		c.writeErr(errWrongArity("script|" + string(sub)))

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"fmt"
 	"strings"
 	"testing"
@@ -16,7 +18,7 @@ func TestEveryKnownScriptWithAnyArgumentCount(t *testing.T) {
 	_, addr := serve(t)
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	for sha, sp := range book {
+	for sha, sp := range scriptbook.Book {
 		for nk := range 4 {
 			for na := range 6 {
 				args := []any{"evalsha", sha, nk}
@@ -28,7 +30,7 @@ func TestEveryKnownScriptWithAnyArgumentCount(t *testing.T) {
 				}
 				err := c.Do(t.Context(), args...).Err()
 				if err != nil && strings.Contains(err.Error(), "internal error") {
-					t.Errorf("%s (%v) with %d keys, %d args: %v", sha, sp.kind, nk, na, err)
+					t.Errorf("%s (%v) with %d keys, %d args: %v", sha, sp.Kind, nk, na, err)
 				}
 			}
 		}

@@ -45,7 +45,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 	s.refusals.perSec = float64(o.LimitRefusalsPerUser)
 	s.beats.s = s
 	s.metrics.server.Store(s)
-	s.scripts.register(o.scripts)
+	register(&s.scripts, o.scripts)
 	s.cmds = s.commandTable()
 	return s
 }

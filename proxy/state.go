@@ -6,6 +6,8 @@ package proxy
 // them. Behaviour lives in the files above.
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
+
 	"context"
 	"net"
 	"sync"
@@ -24,7 +26,7 @@ type Server struct {
 	engine  *quorum.Engine
 	opts    options
 	cmds    map[string]*command
-	scripts scriptRegistry
+	scripts scriptbook.Registry
 	started time.Time
 	runID   string
 	metrics *Metrics

@@ -1,4 +1,4 @@
-package proxy
+package scriptbook
 
 import "fmt"
 
@@ -112,7 +112,7 @@ var families = []family{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock323, roleRelease), m(rRenew, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
 	{object: "Redisson RSpinLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(rLock312, roleAcquire), m(redissonSpinUnlock352, roleRelease), m(rBatch, roleRenew), m(redissonSpinForceUnlock, roleForceRelease)}},
-	// RReadWriteLock (rwlock.go): the writer renews with RLock's scripts.
+	// RReadWriteLock (proxy/rwlock.go): the writer renews with RLock's scripts.
 	{object: "Redisson RReadWriteLock", version: "3.23", renews: true, forceRelease: true, members: []member{
 		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock323, roleRelease), m(rwWriteUnlock323, roleRelease),
 		m(rwReadRenew323, roleRenew), m(rRenew, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease)}},
@@ -124,7 +124,7 @@ var families = []family{
 		m(rwReadLock, roleAcquire), m(rwWriteLock, roleAcquire), m(rwReadUnlock324, roleRelease), m(rwWriteUnlock324, roleRelease),
 		m(rwReadRenew323, roleRenew), m(rRenew, roleRenew), m(rwReadForceUnlock, roleForceRelease), m(rwWriteForceUnlock, roleForceRelease),
 		m(rwReadIsLocked352, roleRead)}},
-	// RFairLock (fairlock.go): RLock's renewals.
+	// RFairLock (proxy/fairlock.go): RLock's renewals.
 	{object: "Redisson RFairLock", version: "3.23", renews: true, forceRelease: true, members: []member{
 		m(fairLock323, roleAcquire), m(fairTry323, roleAcquire), m(fairUnlock323, roleRelease), m(rRenew, roleRenew),
 		m(fairForce323, roleForceRelease), m(fairLeave, roleLeave)}},
@@ -140,7 +140,7 @@ var families = []family{
 	{object: "Redisson RFairLock", version: "3.52", renews: true, forceRelease: true, members: []member{
 		m(fairLock352, roleAcquire), m(fairTry352, roleAcquire), m(fairUnlock352, roleRelease), m(rBatch, roleRenew),
 		m(fairForce352, roleForceRelease), m(fairLeave, roleLeave)}},
-	// RPermitExpirableSemaphore (permits.go): each permit leased, so there is
+	// RPermitExpirableSemaphore (proxy/permits.go): each permit leased, so there is
 	// nothing to renew or force; its setPermits and addPermits answer a
 	// refusal that names trySetPermits.
 	{object: "Redisson RPermitExpirableSemaphore", version: "3.23", members: []member{
@@ -201,24 +201,24 @@ func (f family) missing(served func(sha string) bool) string {
 }
 
 // refusals are the acquire scripts of families not served whole, by SHA1,
-// with the error their calls get; a family with a gap is left out.
-func refusals(fams []family, served func(sha string) bool) map[string]error {
-	out := map[string]error{}
+// with the error reply their calls get; a family with a gap is left out.
+func refusals(fams []family, served func(sha string) bool) map[string]string {
+	out := map[string]string{}
 	for _, f := range fams {
 		why := f.missing(served)
 		if why == "" || f.gap != "" {
 			continue
 		}
 		for _, mb := range f.members {
-			if mb.role == roleAcquire && out[mb.sha] == nil {
-				out[mb.sha] = respError(fmt.Sprintf("ERR redlock-proxy does not serve %s: %s; use RLock", f, why))
+			if mb.role == roleAcquire && out[mb.sha] == "" {
+				out[mb.sha] = fmt.Sprintf("ERR redlock-proxy does not serve %s: %s; use RLock", f, why)
 			}
 		}
 	}
 	return out
 }
 
-func inBook(sha string) bool { return book[sha] != nil }
+func inBook(sha string) bool { return Book[sha] != nil }
 
-// refusedAcquires is refusals of the table, fixed at start.
-var refusedAcquires = refusals(families, inBook)
+// RefusedAcquires is refusals of the table, fixed at start.
+var RefusedAcquires = refusals(families, inBook)

@@ -1,4 +1,4 @@
-package proxy
+package scriptbook
 
 // Hand-typed variants of the canonical compare-and-delete and
 // compare-and-PEXPIRE scripts, recognised by their normalised text.
@@ -7,13 +7,13 @@ import "strings"
 
 // canonicalForms maps the normalised text of every accepted shape of the
 // canonical compare-and-delete and compare-and-PEXPIRE to its meaning.
-var canonicalForms = func() map[string]scriptKind {
-	forms := map[string]scriptKind{}
+var canonicalForms = func() map[string]Kind {
+	forms := map[string]Kind{}
 	conds := []string{`redis.call("get",KEYS[1]) == ARGV[1]`, `ARGV[1] == redis.call("get",KEYS[1])`}
-	actions := map[string]scriptKind{
-		`redis.call("del",KEYS[1])`:             scriptRelease,
-		`redis.call("unlink",KEYS[1])`:          scriptRelease,
-		`redis.call("pexpire",KEYS[1],ARGV[2])`: scriptExtend,
+	actions := map[string]Kind{
+		`redis.call("del",KEYS[1])`:             Release,
+		`redis.call("unlink",KEYS[1])`:          Release,
+		`redis.call("pexpire",KEYS[1],ARGV[2])`: Extend,
 	}
 	for _, cond := range conds {
 		for action, kind := range actions {
@@ -23,9 +23,6 @@ var canonicalForms = func() map[string]scriptKind {
 	}
 	return forms
 }()
-
-// scriptRegistry resolves script texts and SHA1s to meanings. It is shared by
-// all connections, like Redis's script cache.
 
 // normalizeScript reduces a Lua text to a form in which hand-typed variants
 // of one script compare equal: comments and ';' dropped, whitespace kept only

@@ -1,4 +1,4 @@
-package proxy
+package scriptbook
 
 import (
 	"reflect"
@@ -16,7 +16,7 @@ import (
 // a refused family's), and every text a transcript carries, and a variant
 // of it in other spacing and comments, is recognised as its row.
 func TestScriptFactsRecorded(t *testing.T) {
-	all, err := transcript.LoadDir("../compat/transcripts")
+	all, err := transcript.LoadDir("../../compat/transcripts")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,23 +51,23 @@ func TestScriptFactsRecorded(t *testing.T) {
 		if _, called := tr.Scripts(); !called[f.sha] {
 			t.Errorf("%s (%s): not called in %s", f.sha, f.client, f.seen)
 		}
-		if text, ok := texts[f.sha]; ok && sha1Hex(normalizeScript(text)) != f.norm {
-			t.Errorf("%s (%s): normalised digest %s, the row says %q", f.sha, f.client, sha1Hex(normalizeScript(text)), f.norm)
+		if text, ok := texts[f.sha]; ok && SHA1Hex(normalizeScript(text)) != f.norm {
+			t.Errorf("%s (%s): normalised digest %s, the row says %q", f.sha, f.client, SHA1Hex(normalizeScript(text)), f.norm)
 		}
 	}
-	var r scriptRegistry
+	var r Registry
 	for sha, names := range calledIn {
-		if _, _, ok := r.recognise("", texts[sha]); book[sha] == nil && refusedAcquires[sha] == nil && !ok {
+		if _, _, ok := r.Recognise("", texts[sha]); Book[sha] == nil && RefusedAcquires[sha] == "" && !ok {
 			t.Errorf("%s, called in %v, is not known", sha, names)
 		}
 	}
 	for sha, text := range texts {
-		want := book[sha]
+		want := Book[sha]
 		if want == nil { // a hand-typed form
-			_, want, _ = r.recognise("", text)
+			_, want, _ = r.Recognise("", text)
 		}
 		for _, variant := range []string{text, "-- a copy\n" + strings.ReplaceAll(text, "\n", " \n\t") + " ;\n"} {
-			got, sp, ok := r.recognise("", variant)
+			got, sp, ok := r.Recognise("", variant)
 			if !ok || want == nil || !reflect.DeepEqual(sp, want) {
 				t.Errorf("%s's text (as %s) recognised as %v, %v; want its row's %v", sha, got, sp, ok, want)
 			}
@@ -79,8 +79,8 @@ func TestScriptFactsRecorded(t *testing.T) {
 // meaning and layout, so a variant of either is served alike.
 func TestScriptFactsAgree(t *testing.T) {
 	for _, a := range scriptFacts {
-		if b := byNorm[a.norm]; a.norm != "" && !reflect.DeepEqual(book[a.sha], book[b]) {
-			t.Errorf("%s and %s share a normalised text but not their layout: %+v, %+v", a.sha, b, *book[a.sha], *book[b])
+		if b := byNorm[a.norm]; a.norm != "" && !reflect.DeepEqual(Book[a.sha], Book[b]) {
+			t.Errorf("%s and %s share a normalised text but not their layout: %+v, %+v", a.sha, b, *Book[a.sha], *Book[b])
 		}
 	}
 }
