@@ -32,11 +32,11 @@ func (s *Server) commandTable() map[string]*command {
 	add("lock.release", 3, flagLock, s.cmdLockRelease)
 	add("lock.token", -2, flagRead, s.cmdLockToken)
 	// Lock wake-ups.
-	add("subscribe", -2, 0, s.cmdSubscribe)
-	add("psubscribe", -2, 0, s.cmdSubscribe)
-	add("unsubscribe", -1, 0, s.cmdUnsubscribe)
-	add("punsubscribe", -1, 0, s.cmdUnsubscribe)
-	add("publish", 3, 0, s.cmdPublish)
+	add("subscribe", -2, 0, s.pubsub.cmdSubscribe)
+	add("psubscribe", -2, 0, s.pubsub.cmdSubscribe)
+	add("unsubscribe", -1, 0, s.pubsub.cmdUnsubscribe)
+	add("punsubscribe", -1, 0, s.pubsub.cmdUnsubscribe)
+	add("publish", 3, 0, s.pubsub.cmdPublish)
 	// Connection and server.
 	add("ping", -1, 0, cmdPing)
 	add("echo", 2, 0, cmdEcho)

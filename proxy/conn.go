@@ -33,7 +33,7 @@ func (c *client) serve() {
 		}
 		c.cancel()
 		_ = c.nc.Close()
-		c.unsubscribeAll()
+		c.s.hooks.connClosed(c)
 		c.s.sessions.closed(c) // its connection-bound locks go with it
 		c.s.forget(c)
 	}()
@@ -71,7 +71,7 @@ func (c *client) serve() {
 // the last lock may have left between the check and the set, and unheld's
 // deadline been overwritten with none (helper-73).
 func (c *client) armIdle() {
-	spared := func() bool { return c.subCount() > 0 || c.s.sessions.holds(c) }
+	spared := func() bool { return c.subscribed.Load() > 0 || c.s.sessions.holds(c) }
 	for {
 		var deadline time.Time
 		was := spared()
@@ -91,7 +91,7 @@ func (c *client) armIdle() {
 // deadline, armed when that read began while it held the lock. A batch
 // running, or a subscriber, re-arms its own when it next reads.
 func (c *client) unheld() {
-	if c.s.opts.IdleTimeout <= 0 || c.subCount() > 0 {
+	if c.s.opts.IdleTimeout <= 0 || c.subscribed.Load() > 0 {
 		return
 	}
 	c.mu.Lock()

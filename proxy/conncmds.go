@@ -10,7 +10,7 @@ import (
 const version = "7.0.15"
 
 func cmdPing(c *request, args [][]byte) {
-	if c.proto == 2 && c.conn.subCount() > 0 { // RESP2 while subscribed: a pong push
+	if c.proto == 2 && c.conn.subscribed.Load() > 0 { // RESP2 while subscribed: a pong push
 		c.wr.WriteArray(2)
 		c.wr.WriteBulkString("pong")
 		if len(args) > 1 {

@@ -4,45 +4,115 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/redcon"
+
+	"github.com/redlock-proxy/redlock-proxy/wake"
 )
 
-func (c *client) subCount() int { return len(c.subs.channels) + len(c.subs.patterns) }
+// pubSub is the pub/sub family: SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE,
+// PUNSUBSCRIBE and PUBLISH, carried between replicas by the wake bus. It
+// owns every connection's subscriptions (a subscriber per subscribed
+// connection); the core knows only how many a connection has
+// (client.subscribed: RESP2's subscribed mode, and the idle timeout spares
+// it), as Redis's core knows a client's pub/sub flag.
+type pubSub struct {
+	bus    *wake.Bus
+	opts   *options
+	quotas *quotas // each user's patterns
+
+	mu   sync.Mutex
+	subs map[*client]*subscriber
+}
+
+// Pub/sub limits per connection: what one client may make the proxy keep
+// and match for it.
+const (
+	maxChannelLen = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
+	maxPatternLen = 256  // bytes of a pattern (PSUBSCRIBE)
+)
+
+// maxPendingPushes is how many messages may wait for a slow subscriber
+// before its connection is closed (Redis's pubsub output buffer limit).
+const maxPendingPushes = 1024
+
+// push is one message on its way to a subscriber.
+type push struct{ pattern, channel, message string }
+
+// subscriber is one connection's pub/sub state, the wake.Subscriber the bus
+// delivers to; channels and patterns are touched only by the connection's
+// goroutine.
+type subscriber struct {
+	c        *client
+	channels map[string]bool
+	patterns map[string]bool
+	pushes   chan push
+	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
+	charged  map[string]string      // pattern -> the user whose budget it draws on
+}
+
+// of is c's subscriber, made on its first subscription (create); nil before.
+func (p *pubSub) of(c *client, create bool) *subscriber {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sub := p.subs[c]
+	if sub == nil && create {
+		sub = &subscriber{c: c, channels: map[string]bool{}, patterns: map[string]bool{}, pushes: newPushes()}
+		if p.subs == nil {
+			p.subs = map[*client]*subscriber{}
+		}
+		p.subs[c] = sub
+		go sub.writePushes(p.opts.WriteTimeout)
+	}
+	return sub
+}
+
+func newPushes() chan push { return make(chan push, maxPendingPushes) }
+
+// count is how many channels and patterns sub listens to, and tells the
+// core.
+func (sub *subscriber) count() int {
+	n := len(sub.channels) + len(sub.patterns)
+	sub.c.subscribed.Store(int32(n))
+	return n
+}
 
 // Deliver implements wake.Subscriber: queue, never block; a subscriber
 // that fell maxPendingPushes behind loses its connection.
-func (c *client) Deliver(pattern, channel, message string) {
+func (sub *subscriber) Deliver(pattern, channel, message string) {
 	if reserved([]byte(channel)) {
 		return // the proxy's own (a waiter's wake-up), matched by a pattern
 	}
-	if p := c.subs.prefix.Load(); p != nil && !owns(*p, []byte(channel)) {
+	if p := sub.prefix.Load(); p != nil && !owns(*p, []byte(channel)) {
 		return // another tenant's channel, matched by a pattern
 	}
 	select {
-	case c.subs.pushes <- push{pattern, channel, message}:
+	case sub.pushes <- push{pattern, channel, message}:
 	default:
-		c.s.opts.logger.Warn("subscriber too slow; closed its connection", "client", c.id)
-		_ = c.nc.Close()
+		sub.c.s.opts.logger.Warn("subscriber too slow; closed its connection", "client", sub.c.id)
+		_ = sub.c.nc.Close()
 	}
 }
 
 // writePushes writes queued messages between the connection's own batches.
-func (c *client) writePushes() {
+func (sub *subscriber) writePushes(timeout time.Duration) {
+	c := sub.c
 	w := redcon.NewWriter(c.nc)
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
-		case p := <-c.subs.pushes:
+		case p := <-sub.pushes:
 			c.pushMu.Lock() // between batches: proto is settled
 			c.pushMessage(w, p)
-			for len(c.subs.pushes) > 0 && len(w.Buffer()) < 64<<10 {
-				p = <-c.subs.pushes
+			for len(sub.pushes) > 0 && len(w.Buffer()) < 64<<10 {
+				p = <-sub.pushes
 				c.pushMessage(w, p)
 			}
-			_ = c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+			_ = c.nc.SetWriteDeadline(time.Now().Add(timeout))
 			err := w.Flush()
 			c.pushMu.Unlock()
 			if err != nil {
@@ -76,12 +146,17 @@ func (c *client) pushHeader(w *redcon.Writer, n int) {
 }
 
 // cmdSubscribe: SUBSCRIBE / PSUBSCRIBE channel|pattern ...
-func (s *Server) cmdSubscribe(c *request, args [][]byte) {
+func (s *pubSub) cmdSubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "psubscribe")
-	kind, m := "subscribe", &c.conn.subs.channels
-	if pattern {
-		kind, m = "psubscribe", &c.conn.subs.patterns
+	var m map[string]bool
+	sub := s.of(c.conn, false)
+	if sub != nil {
+		m = sub.channels
+		if pattern {
+			m = sub.patterns
+		}
 	}
+	kind := map[bool]string{false: "subscribe", true: "psubscribe"}[pattern]
 	added, addedBytes, fresh := 0, 0, map[string]bool{}
 	for _, a := range args[1:] {
 		switch {
@@ -94,13 +169,13 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 		case !pattern && !c.owns(a):
 			c.writeErr(errChannelPerm)
 			return
-		case !(*m)[string(a)] && !fresh[string(a)]:
+		case !m[string(a)] && !fresh[string(a)]:
 			fresh[string(a)] = true
 			added++
 			addedBytes += len(a)
 		}
 	}
-	if most := s.opts.MaxSubscriptions; most > 0 && c.conn.subCount()+added > most {
+	if most := s.opts.MaxSubscriptions; most > 0 && int(c.conn.subscribed.Load())+added > most {
 		c.writeErr(limitRefusal(fmt.Sprintf("ERR too many subscriptions on this connection (at most %d channels and patterns)", most)))
 		return
 	}
@@ -111,48 +186,51 @@ func (s *Server) cmdSubscribe(c *request, args [][]byte) {
 			user, s.opts.MaxPatternsPerUser, s.opts.MaxPatternBytesPerUser)))
 		return
 	}
+	sub = s.of(c.conn, true)
 	prefix := c.prefix()
-	c.conn.subs.prefix.Store(&prefix)
-	if c.conn.subs.pushes == nil {
-		c.conn.subs.pushes = make(chan push, maxPendingPushes)
-		go c.conn.writePushes()
-	}
-	if *m == nil {
-		*m = map[string]bool{}
+	sub.prefix.Store(&prefix)
+	m = sub.channels
+	if pattern {
+		m = sub.patterns
 	}
 	for _, a := range args[1:] {
 		name := string(a)
-		if !(*m)[name] {
-			(*m)[name] = true
+		if !m[name] {
+			m[name] = true
 			if pattern {
-				if c.conn.subs.charged == nil {
-					c.conn.subs.charged = map[string]string{}
+				if sub.charged == nil {
+					sub.charged = map[string]string{}
 				}
-				c.conn.subs.charged[name] = "user:" + user
-				s.bus.PSubscribe(c.ctx, c.conn, name)
+				sub.charged[name] = "user:" + user
+				s.bus.PSubscribe(c.ctx, sub, name)
 			} else {
-				s.bus.Subscribe(c.ctx, c.conn, name)
+				s.bus.Subscribe(c.ctx, sub, name)
 			}
 		}
-		c.writeSubscription(kind, name)
+		writeSubscription(c, kind, name, sub.count())
 	}
 }
 
 // writeSubscription confirms one (un)subscription with the count left.
-func (c *request) writeSubscription(kind, name string) {
+func writeSubscription(c *request, kind, name string, left int) {
 	c.conn.pushHeader(c.wr, 3)
 	c.wr.WriteBulkString(kind)
 	c.wr.WriteBulkString(name)
-	c.wr.WriteInt(c.conn.subCount())
+	c.wr.WriteInt(left)
 }
 
 // cmdUnsubscribe: UNSUBSCRIBE / PUNSUBSCRIBE [channel|pattern ...]; with
 // none, all of them.
-func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
+func (s *pubSub) cmdUnsubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "punsubscribe")
-	kind, m := "unsubscribe", c.conn.subs.channels
-	if pattern {
-		kind, m = "punsubscribe", c.conn.subs.patterns
+	kind := map[bool]string{false: "unsubscribe", true: "punsubscribe"}[pattern]
+	sub := s.of(c.conn, false)
+	var m map[string]bool
+	if sub != nil {
+		m = sub.channels
+		if pattern {
+			m = sub.patterns
+		}
 	}
 	names := make([]string, 0, len(args)-1)
 	for _, a := range args[1:] {
@@ -168,47 +246,79 @@ func (s *Server) cmdUnsubscribe(c *request, args [][]byte) {
 		c.conn.pushHeader(c.wr, 3)
 		c.wr.WriteBulkString(kind)
 		c.writeNull()
-		c.wr.WriteInt(c.conn.subCount())
+		c.wr.WriteInt(int(c.conn.subscribed.Load()))
 		return
 	}
 	for _, name := range names {
 		if m[name] {
 			delete(m, name)
 			if pattern {
-				c.conn.uncharge(name)
-				s.bus.PUnsubscribe(c.conn, name)
+				s.uncharge(sub, name)
+				s.bus.PUnsubscribe(sub, name)
 			} else {
-				s.bus.Unsubscribe(c.conn, name)
+				s.bus.Unsubscribe(sub, name)
 			}
 		}
-		c.writeSubscription(kind, name)
+		left := 0
+		if sub != nil {
+			left = sub.count()
+		}
+		writeSubscription(c, kind, name, left)
 	}
 }
 
-// unsubscribeAll drops the connection's subscriptions when it closes.
-func (c *client) unsubscribeAll() {
-	for name := range c.subs.channels {
-		c.s.bus.Unsubscribe(c, name)
+// connClosed drops a closed connection's subscriptions.
+func (s *pubSub) connClosed(c *client) {
+	if sub := s.of(c, false); sub != nil {
+		s.unsubscribeAll(sub)
+		s.mu.Lock()
+		delete(s.subs, c)
+		s.mu.Unlock()
 	}
-	for name := range c.subs.patterns {
-		c.uncharge(name)
-		c.s.bus.PUnsubscribe(c, name)
+}
+
+// connReset: RESET leaves every subscription; the connection stays.
+func (s *pubSub) connReset(c *client) {
+	if sub := s.of(c, false); sub != nil {
+		s.unsubscribeAll(sub)
+		clear(sub.channels)
+		clear(sub.patterns)
+		sub.count()
+	}
+}
+
+// userChanged: a subscribed connection's deliveries follow its new tenant.
+func (s *pubSub) userChanged(c *client) {
+	if sub := s.of(c, false); sub != nil {
+		p := c.prefix()
+		sub.prefix.Store(&p)
+	}
+}
+
+// unsubscribeAll takes sub off the bus.
+func (s *pubSub) unsubscribeAll(sub *subscriber) {
+	for name := range sub.channels {
+		s.bus.Unsubscribe(sub, name)
+	}
+	for name := range sub.patterns {
+		s.uncharge(sub, name)
+		s.bus.PUnsubscribe(sub, name)
 	}
 }
 
 // uncharge gives a pattern back to the budget of the user it was charged to.
-func (c *client) uncharge(pattern string) {
-	if user, ok := c.subs.charged[pattern]; ok {
-		delete(c.subs.charged, pattern)
-		c.s.quotas.give(user, quotaUse{qPatterns: 1, qPatternBytes: len(pattern)})
+func (s *pubSub) uncharge(sub *subscriber, pattern string) {
+	if user, ok := sub.charged[pattern]; ok {
+		delete(sub.charged, pattern)
+		s.quotas.give(user, quotaUse{qPatterns: 1, qPatternBytes: len(pattern)})
 	}
 }
 
 // Scope implements wake.Scoped: the bus matches this connection's patterns
 // only against its tenant's channels.
-func (c *client) Scope() (string, func(channel string) bool) {
+func (sub *subscriber) Scope() (string, func(channel string) bool) {
 	prefix := ""
-	if p := c.subs.prefix.Load(); p != nil {
+	if p := sub.prefix.Load(); p != nil {
 		prefix = *p
 	}
 	return prefix, func(channel string) bool { return owns(prefix, []byte(channel)) }
@@ -218,7 +328,7 @@ func (c *client) Scope() (string, func(channel string) bool) {
 // subscribers through the backends. It answers how many replica listeners
 // (channel or pattern) a backend counted, not how many clients: replicas do
 // not count their clients for each other.
-func (s *Server) cmdPublish(c *request, args [][]byte) {
+func (s *pubSub) cmdPublish(c *request, args [][]byte) {
 	switch {
 	case len(args[1]) > maxChannelLen:
 		c.writeErr(respError(fmt.Sprintf("ERR channel name longer than %d bytes", maxChannelLen)))

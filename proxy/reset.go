@@ -7,9 +7,7 @@ package proxy
 // the same one.
 func (s *Server) cmdReset(c *request, _ [][]byte) {
 	conn := c.conn
-	conn.unsubscribeAll()
-	clear(conn.subs.channels)
-	clear(conn.subs.patterns)
+	s.hooks.connReset(conn)
 	conn.proto, conn.db = 2, 0
 	if s.opts.authRequired() {
 		conn.authed, conn.user = false, nil

@@ -46,6 +46,8 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 	s.beats.s = s
 	s.metrics.server.Store(s)
 	register(&s.scripts, o.scripts)
+	s.pubsub = &pubSub{bus: s.bus, opts: &s.opts, quotas: &s.quotas}
+	s.hooks.hook(s.pubsub)
 	s.cmds = s.commandTable()
 	return s
 }

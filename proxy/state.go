@@ -32,6 +32,8 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
+	pubsub    *pubSub        // the pub/sub family: every connection's subscriptions
+	hooks     hooks          // the families' per-connection hooks (families.go)
 	sessions  sessions       // connection-bound locks and their renewer
 	quotas    quotas         // each user's patterns, session locks and waiters
 	refusals  refusalBudgets // each user's budget of limit refusals (refusals.go)
@@ -70,11 +72,14 @@ type client struct {
 	// alone (conn.go); commands beside others read a copy (request). The
 	// books below are kept by the serial loop (admit) and those commands.
 	session
-	lastCmd   atomic.Pointer[command]
-	quit      bool
-	subs      subscriptions
-	authFails int // failed AUTHs on this connection
-	preAuth   int // commands before AUTH
+	lastCmd atomic.Pointer[command]
+	quit    bool
+	// subscribed counts its channels and patterns, kept by the pub/sub
+	// family (pubsub.go): in RESP2 a subscribed connection runs only the
+	// pub/sub commands, and the idle timeout spares it.
+	subscribed atomic.Int32
+	authFails  int // failed AUTHs on this connection
+	preAuth    int // commands before AUTH
 
 	// pushMu is held while a batch runs and is answered, and while pushed
 	// messages are written between batches.
@@ -141,30 +146,6 @@ func (s *Server) lookup(name []byte) *command {
 		lower[i] = c
 	}
 	return s.cmds[string(lower)]
-}
-
-// Pub/sub limits per connection: what one client may make the proxy keep
-// and match for it.
-const (
-	maxChannelLen = 1024 // bytes of a channel name (SUBSCRIBE, PUBLISH)
-	maxPatternLen = 256  // bytes of a pattern (PSUBSCRIBE)
-)
-
-// maxPendingPushes is how many messages may wait for a slow subscriber
-// before its connection is closed (Redis's pubsub output buffer limit).
-const maxPendingPushes = 1024
-
-// push is one message on its way to a subscriber.
-type push struct{ pattern, channel, message string }
-
-// subscriptions is a connection's pub/sub state; channels and patterns are
-// touched only by the connection's goroutine.
-type subscriptions struct {
-	channels map[string]bool
-	patterns map[string]bool
-	pushes   chan push              // nil until the first subscription
-	prefix   atomic.Pointer[string] // the tenant whose channels are delivered (read by the bus)
-	charged  map[string]string      // pattern -> the user whose budget it draws on
 }
 
 func (s *Server) isClosing() bool { return s.closing.Load() }

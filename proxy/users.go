@@ -50,12 +50,10 @@ func (c *session) allowed(cmd *command, args [][]byte) bool {
 	return true
 }
 
-// setUser records who the connection authenticated as; a subscribed
-// connection's deliveries follow its new tenant.
+// setUser records who the connection authenticated as, and tells the
+// families that follow it (a subscribed connection's deliveries follow its
+// new tenant).
 func (c *client) setUser(u *User) {
 	c.authed, c.user = true, u
-	if c.subs.prefix.Load() != nil {
-		p := c.prefix()
-		c.subs.prefix.Store(&p)
-	}
+	c.s.hooks.userChanged(c)
 }
