@@ -84,3 +84,20 @@ func (s *Server) cmdRedlock(c *request, args [][]byte) {
 func (c *request) isAdmin() bool {
 	return !c.s.opts.authRequired() || c.user != nil && c.user.Admin
 }
+
+// forceUnlockKey is the key REDLOCK FORCEUNLOCK names, lockPrefix the
+// prefix REDLOCK LOCKS lists under (its reserved names are checked as a
+// channel's).
+func forceUnlockKey(args [][]byte) [][]byte {
+	if len(args) >= 3 && equalFold(args[1], "forceunlock") {
+		return args[2:3]
+	}
+	return nil
+}
+
+func lockPrefix(args [][]byte) [][]byte {
+	if len(args) >= 3 && equalFold(args[1], "locks") {
+		return args[2:3]
+	}
+	return nil
+}

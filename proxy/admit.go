@@ -39,7 +39,7 @@ func (c *client) admit(r *request, args [][]byte) *command {
 	case !c.allowed(cmd, args):
 		r.writeErr(errNoPerm)
 		return nil
-	case c.proto == 2 && c.subscribed.Load() > 0 && !subscribedOnly[cmd.name]:
+	case c.proto == 2 && c.subscribed.Load() > 0 && cmd.flags&flagSubscribed == 0:
 		r.writeErr(errSubscribed(cmd.name))
 		return nil
 	}

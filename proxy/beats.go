@@ -22,7 +22,7 @@ type beatEntry struct {
 
 // beater renews the places of the parked waiters while there are any.
 type beater struct {
-	s       *Server
+	s       *lockService
 	mu      sync.Mutex
 	waiters map[*beatEntry]struct{}
 	running bool

@@ -28,7 +28,7 @@ import (
 // shows it.
 
 // acquireBound takes a connection-bound lock for SET key value NX.
-func (s *Server) acquireBound(c *request, req setArgs) {
+func (s *lockService) acquireBound(c *request, req setArgs) {
 	lease := s.boundLease()
 	if tick := s.opts.SessionTick; lease < 3*tick {
 		// bound_lease 0 with a short max_ttl: the renewer could not reach the
@@ -45,7 +45,7 @@ func (s *Server) acquireBound(c *request, req setArgs) {
 	defer unreserve()
 	start := time.Now()
 	g, err := s.engine.AcquireBound(c.ctx, req.Key, req.Value, lease)
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	switch {
 	case err == nil:
 		c.bookSession(sessionKey{req.Key, req.Value}, lease, g)
@@ -62,7 +62,7 @@ const defaultBoundLease = 10 * time.Second
 
 // boundLease is the lease of a connection-bound lock: bound_lease, or 10s
 // capped at max_ttl.
-func (s *Server) boundLease() time.Duration {
+func (s *lockService) boundLease() time.Duration {
 	if s.opts.BoundLease > 0 {
 		return s.opts.BoundLease
 	}
@@ -73,7 +73,7 @@ func (s *Server) boundLease() time.Duration {
 // the session book (unbook): every release of a string lock but the
 // native ones' (releaseFair) and the close of a session (releaseRound) goes
 // through here, so no renewal puts a released lock back.
-func (s *Server) releaseLock(ctx context.Context, key, owner string) error {
+func (s *lockService) releaseLock(ctx context.Context, key, owner string) error {
 	s.unbook(key, owner)
 	return s.engine.Release(ctx, key, owner)
 }
@@ -87,7 +87,7 @@ func (s *Server) releaseLock(ctx context.Context, key, owner string) error {
 // window this extend answered for is open. An extend that fails or lapses
 // changes nothing the holder counts on. A lock moved elsewhere since this
 // connection booked it is extended the second way.
-func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (quorum.Grant, error) {
+func (s *lockService) extendLock(c *request, key, owner string, ttl time.Duration) (quorum.Grant, error) {
 	id := sessionKey{key, owner}
 	if round, ok := s.sessions.roundOf(c.peer, id); ok {
 		g, err := s.engine.ExtendRound(c.ctx, key, owner, ttl, round)
@@ -103,7 +103,7 @@ func (s *Server) extendLock(c *request, key, owner string, ttl time.Duration) (q
 // release may come on another connection than the acquire (a client's
 // connection pool), and a renewal after the release would set the lock
 // again where it is gone. A force release (DEL) unbooks every owner's.
-func (s *Server) unbook(key, owner string) { s.unbookRound(key, owner, nil, "") }
+func (s *lockService) unbook(key, owner string) { s.unbookRound(key, owner, nil, "") }
 
 // unbookRound is unbook of owner's bookings of key that name round (any,
 // when round is ""), except connection keep's: a re-attach through keep
@@ -113,7 +113,7 @@ func (s *Server) unbook(key, owner string) { s.unbookRound(key, owner, nil, "") 
 // re-attach ran: helper-73), and one of an older round of the same lock
 // reaches it no more (its renewals find their round on no quorum, and
 // drop it; its release at close names a round the nodes do not hold).
-func (s *Server) unbookRound(key, owner string, keep peer, round string) {
+func (s *lockService) unbookRound(key, owner string, keep peer, round string) {
 	type booked struct {
 		p     peer
 		id    sessionKey

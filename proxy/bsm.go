@@ -36,7 +36,7 @@ func (s *Server) bsmObtain(c *request, keys [][]byte, value string, tokenLen []b
 	for _, k := range keys {
 		start := time.Now()
 		g, err := s.engine.Acquire(c.ctx, string(k), value, ttl)
-		s.track(c, kindAcquire, start, g, err)
+		c.track(kindAcquire, start, g, err)
 		if errors.Is(err, quorum.ErrTaken) {
 			revokeAll(grants)
 			s.bsmReobtain(c, keys, value, n, ttl)
@@ -77,8 +77,8 @@ func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl
 	}
 	for i, k := range keys {
 		start := time.Now()
-		g, err := s.extendLock(c, string(k), held[i], ttl)
-		s.track(c, kindExtend, start, g, err)
+		g, err := s.native.extendLock(c, string(k), held[i], ttl)
+		c.track(kindExtend, start, g, err)
 		if err != nil {
 			failed(err)
 			return
@@ -93,7 +93,7 @@ func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl
 		// script; here they are rounds apart).
 		start := time.Now()
 		g, err := s.engine.OverwriteIfEq(c.ctx, string(k), held[i], value, ttl)
-		s.track(c, kindExtend, start, g, err)
+		c.track(kindExtend, start, g, err)
 		if err != nil {
 			for j := range i { // put back what this call replaced
 				if held[j] != value {
@@ -136,8 +136,8 @@ func (s *Server) bsmRefresh(c *request, keys [][]byte, value string, ttl time.Du
 	}
 	for _, k := range keys {
 		start := time.Now()
-		g, err := s.extendLock(c, string(k), value, ttl)
-		s.track(c, kindExtend, start, g, err)
+		g, err := s.native.extendLock(c, string(k), value, ttl)
+		c.track(kindExtend, start, g, err)
 		if errors.Is(err, quorum.ErrNotHeld) {
 			c.writeNull()
 			return
@@ -158,7 +158,7 @@ func (s *Server) bsmRelease(c *request, keys [][]byte, value string) {
 	}
 	for _, k := range keys {
 		start := time.Now()
-		err := s.releaseLock(c.ctx, string(k), value)
+		err := s.native.releaseLock(c.ctx, string(k), value)
 		s.metrics.observe(kindRelease, start, err, 0)
 		if err != nil && !errors.Is(err, quorum.ErrNotHeld) { // not held any more: expired meanwhile, free either way
 			c.writeErr(err)

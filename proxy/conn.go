@@ -33,8 +33,7 @@ func (c *client) serve() {
 		}
 		c.cancel()
 		_ = c.nc.Close()
-		c.s.hooks.connClosed(c)
-		c.s.sessions.closed(c) // its connection-bound locks go with it
+		c.s.hooks.connClosed(c) // its subscriptions and its connection-bound locks go with it
 		c.s.forget(c)
 	}()
 	for {
@@ -71,7 +70,7 @@ func (c *client) serve() {
 // the last lock may have left between the check and the set, and unheld's
 // deadline been overwritten with none (helper-73).
 func (c *client) armIdle() {
-	spared := func() bool { return c.subscribed.Load() > 0 || c.s.sessions.holds(c) }
+	spared := func() bool { return c.subscribed.Load() > 0 || c.s.native.sessions.holds(c) }
 	for {
 		var deadline time.Time
 		was := spared()

@@ -276,7 +276,7 @@ func writeCommandInfo(c *request, cmd *command) {
 	for _, f := range flags {
 		c.wr.WriteString(f)
 	}
-	first, last := keySpec(cmd.name)
+	first, last := cmd.keys.first, cmd.keys.last
 	c.wr.WriteInt(first)
 	c.wr.WriteInt(last)
 	c.wr.WriteInt(min(first, 1))

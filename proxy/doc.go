@@ -30,34 +30,47 @@
 // lock and read commands get a copy of the session, not the connection, so
 // they cannot change it. Replies always go out in the order the commands came.
 //
-// The files in layers, from the socket down; each calls only its own layer
-// and those below:
+// The core and the command families. The core reads, admits, dispatches
+// and answers; it names no command (TestCoreNamesNoCommand): what it needs
+// to know of one (arity, flags, where its keys and channels are) is in its
+// entry of the command table. The families each keep their handlers in
+// their own files and their state in their own type, and know each other
+// only where one runs another's operations (the lock families run theirs
+// through the lock service). CONTRIBUTING.md shows how to add a command.
 //
-//	server.go      accept, Shutdown, Close
-//	conn.go        read a batch (reader.go; inline.go: telnet-style lines), admit each command
-//	               (admit.go), run it (pipelined), write the replies
-//	commands.go    the command table: name -> handler, arity, flags
-//	lockcmds.go, scriptcmds.go, conncmds.go, pubsub.go, admin.go, info.go, users.go
-//	               the handlers (scriptcmds.go: what each kind of script does)
-//	lockops.go, hashops.go, rwlock.go, fairlock.go, permits.go, multikey.go, bsm.go, registered.go, grants.go
-//	               the lock operations handlers share (bsm.go: bsm/redislock's
-//	               scripts; rwlock.go: Redisson's RReadWriteLock's, by SHA1;
-//	               fairlock.go: its RFairLock's, and who a release wakes;
-//	               permits.go: its RPermitExpirableSemaphore's;
-//	               registered.go: operators' scripts, in their reply convention)
-//	sessions.go, sessionrenew.go, boundlocks.go
-//	               connection-bound locks (SESSION, and SET NX without a TTL) and their renewer
-//	state.go, request.go, selectdb.go, specoperands.go, options.go, limits.go, metrics.go, ...
-//	               shared types, reply writing, a script call's operands read
-//	               where its spec says (specoperands.go), tables
-//	scriptbook/    what is known of each client script (a package of its own,
-//	               importing nothing of this one): its SHA1, the SHA1 of its
-//	               normalised text, its meaning and operand layout, client,
-//	               versions and the recorded session that carries its text, never
-//	               the text itself; the script families, each served whole or
-//	               refused at its acquire
-//	args.go, errors.go  argument parsing, and every error reply (replyText)
-//	statusview.go  what the HTTP status page (internal/statuspage) reads and does:
-//	               the admin check, the audited force-unlock (REDLOCK FORCEUNLOCK's
-//	               own), this replica's session locks and waiters per key
+//	core            server.go (accept, Shutdown, Close); conn.go (read a batch: reader.go,
+//	                inline.go; run it, pipelined; write the replies); admit.go (auth,
+//	                arity, permissions, reserved names: reserved.go, databases:
+//	                selectdb.go, keys: keys.go); state.go, request.go (the server, a
+//	                connection, a request, reply writing); grants.go (a reply's
+//	                validity: settle); families.go (the families' hooks: a connection
+//	                closed, RESET, a new user); errors.go, args.go, limits.go,
+//	                options.go, metrics.go, refusals.go, authguard.go, quota.go,
+//	                hangup.go, panics.go
+//	commands.go     the command table, family by family: name -> handler, arity, flags,
+//	                keys, channels
+//	connection      conncmds.go (PING, ECHO, QUIT, AUTH, HELLO, CLIENT, COMMAND, CLUSTER,
+//	                WAIT), connstate.go (SELECT, RESET), users.go, help.go
+//	Redis-style     lockcmds.go (SET, GET, PTTL, TTL, EXISTS, DEL, UNLINK, DELEX, DELIFEQ,
+//	locks           HEXISTS, HGET), setargs.go
+//	scripts         scriptcmds.go (EVAL, EVALSHA, SCRIPT: what each kind of script does),
+//	                specoperands.go (a call's operands, where its spec says), registered.go
+//	                (operators' scripts), hashops.go, hashlease.go (Redisson's RLock),
+//	                rwlock.go, fairlock.go, permits.go, multikey.go, bsm.go; its state:
+//	                the script registry. Which script is which: scriptbook/, a package
+//	                of its own importing nothing of this one (each client script as
+//	                facts, never its text; the script families, served whole or refused)
+//	lock service    native.go (lockService: its state, the session book and the waiters),
+//	                nativecmds.go (LOCK.ACQUIRE, LOCK.EXTEND, LOCK.RELEASE, LOCK.TOKEN),
+//	                sessions.go, sessionbook.go, sessionlimits.go, sessionrenew.go,
+//	                renewal_order.go, boundlocks.go (SESSION, and SET NX without a TTL),
+//	                reattach.go, waits.go, beats.go, and lockops.go: the releases, extends
+//	                and force releases the other lock families run through it, which
+//	                unbook a session lock and wake its waiters
+//	pub/sub         pubsub.go (SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE, PUNSUBSCRIBE, PUBLISH;
+//	                pubSub: every connection's subscriber)
+//	administration  admin.go (REDLOCK LOCKS, REDLOCK FORCEUNLOCK), info.go (INFO),
+//	                statusview.go (what the HTTP status page, internal/statuspage, reads
+//	                and does: the admin check, the audited force-unlock, this replica's
+//	                session locks and waiters per key)
 package proxy

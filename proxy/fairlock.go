@@ -42,7 +42,7 @@ func (s *Server) fairAcquire(c *request, o operands, join bool) {
 	start := time.Now()
 	lease := min(o.wait, s.engine.MaxTTL()) // a place outlives its wait by the client's thread wait time
 	g, err := s.engine.AcquireFair(c.ctx, o.key, o.owner, o.queue, o.ttl, lease, join)
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	var taken *quorum.HashTaken
 	switch {
 	case err == nil:
@@ -62,7 +62,7 @@ func (s *Server) fairForceRelease(c *request, o operands) {
 	if !fairQueueOK(c, o, false) {
 		return
 	}
-	if existed, ok := s.forceRelease(c, "forceUnlock", o.key, "", "", ""); ok {
+	if existed, ok := s.native.forceRelease(c, "forceUnlock", o.key, "", "", ""); ok {
 		if existed {
 			s.wakeFirst(o.queue, o.channel, o.message)
 		}

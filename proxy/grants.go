@@ -9,8 +9,8 @@ import (
 
 // track records a finished acquire or extend round in the metrics and, when
 // it granted, holds the grant for the check its reply must pass (settle).
-func (s *Server) track(c *request, kind roundKind, start time.Time, g quorum.Grant, err error) {
-	s.metrics.observe(kind, start, err, g.Validity)
+func (c *request) track(kind roundKind, start time.Time, g quorum.Grant, err error) {
+	c.s.metrics.observe(kind, start, err, g.Validity)
 	if err != nil {
 		return
 	}
@@ -34,7 +34,7 @@ func (c *request) sessionsRenewed(now time.Time, n int) bool {
 		return false
 	}
 	for _, id := range ids {
-		end, ok := c.s.sessions.windowEnd(c.peer, id)
+		end, ok := c.s.native.sessions.windowEnd(c.peer, id)
 		if !ok || !now.Add(c.s.engine.MinValidity()).Before(end) {
 			return false
 		}
@@ -76,7 +76,7 @@ func (c *request) settle() {
 	}
 	c.grantsMu.Lock()
 	for _, id := range c.sessions { // out of the book before the revoke: no renewal puts it back
-		c.s.sessions.drop(c.peer, id)
+		c.s.native.sessions.drop(c.peer, id)
 	}
 	c.grantsMu.Unlock()
 	for _, g := range grants {

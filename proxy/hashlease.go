@@ -51,7 +51,7 @@ func hashLease(s *Server, c *request, o operands) {
 		wg.Go(func() {
 			start := time.Now()
 			g, err := s.engine.LeaseHash(c.ctx, string(key), o.ttl, how)
-			s.track(c, kindExtend, start, g, err)
+			c.track(kindExtend, start, g, err)
 			set[i], errs[i] = err == nil, err
 		})
 	}

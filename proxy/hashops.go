@@ -26,7 +26,7 @@ func (s *Server) hashAcquire(c *request, o operands, withToken bool) {
 	} else {
 		g, err = s.engine.AcquireHash(c.ctx, o.key, o.owner, o.ttl, o.token)
 	}
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	var taken *quorum.HashTaken
 	switch {
 	case err == nil && withToken:
@@ -84,7 +84,7 @@ func (s *Server) hashExtend(c *request, keys, owners [][]byte, lease time.Durati
 		wg.Go(func() {
 			start := time.Now()
 			g, err := s.engine.ExtendHash(c.ctx, string(key), string(owners[i]), lease)
-			s.track(c, kindExtend, start, g, err)
+			c.track(kindExtend, start, g, err)
 			renewed[i], errs[i] = err == nil, err
 		})
 	}

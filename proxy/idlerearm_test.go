@@ -82,9 +82,9 @@ func TestIdleTimeoutArmedOnceTheSessionLockLeaves(t *testing.T) {
 	_ = y.Close()                      // the lock goes with Y: X's booking leaves A's book (lost) by the next ticks
 	ctl := raw("*1\r\n$4\r\nPING\r\n") // control: never held a lock
 	time.Sleep(4 * time.Second)
-	s.sessions.mu.Lock()
-	booked := len(s.sessions.book)
-	s.sessions.mu.Unlock()
+	s.native.sessions.mu.Lock()
+	booked := len(s.native.sessions.book)
+	s.native.sessions.mu.Unlock()
 	ctlClosed := closedBy(ctl)
 	if !closedBy(x) {
 		t.Fatalf("X, idle 4 s (idle_timeout 1 s), is still open, its session lock gone (%d connections booked on A; a control connection idle as long was closed: %v): "+

@@ -68,7 +68,7 @@ func (s *Server) infoServer() string {
 }
 
 func (s *Server) infoClients() string {
-	return fmt.Sprintf("connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\n", s.Clients(), s.opts.MaxClients, s.waiting.Load())
+	return fmt.Sprintf("connected_clients:%d\r\nmaxclients:%d\r\nblocked_clients:%d\r\n", s.Clients(), s.opts.MaxClients, s.native.waiting.Load())
 }
 
 func (s *Server) infoStats() string {
@@ -80,7 +80,7 @@ func (s *Server) infoStats() string {
 	fmt.Fprintf(&b, "rollbacks:%d\r\nrollback_failures:%d\r\n", rb, rbFailed)
 	fenced, raised := s.engine.FencedGrants()
 	fmt.Fprintf(&b, "fenced_grants:%d\r\nfenced_grants_raised:%d\r\n", fenced, raised)
-	ss := &s.sessions
+	ss := &s.native.sessions
 	fmt.Fprintf(&b, "session_locks:%d\r\nsession_renewal_rounds:%d\r\nsession_renewed:%d\r\nsession_lost:%d\r\nsession_released:%d\r\n",
 		ss.count(), ss.renewals.Load(), ss.renewed.Load(), ss.lost.Load(), ss.released.Load())
 	fmt.Fprintf(&b, "limit_refusals:%d\r\nrefusal_backoffs:%d\r\n", m.refusals.Load(), m.backoffs.Load())

@@ -32,13 +32,13 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 	ttl := req.TTL
 	if !req.HasTTL {
 		if ttl = s.opts.DefaultTTL; ttl == 0 {
-			s.acquireBound(c, req) // held until released, while the connection lives
+			s.native.acquireBound(c, req) // held until released, while the connection lives
 			return
 		}
 	}
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, req.Key, req.Value, ttl)
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	switch {
 	case err == nil:
 		c.wr.WriteString("OK")
@@ -59,8 +59,8 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 	case !req.HasTTL:
 		c.writeErr(respError("ERR a lock renewal needs a TTL: SET key value IFEQ value PX <ms>"))
 	default:
-		s.renewSet(c, req, func(_ context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
-			return s.extendLock(c, key, value, ttl) // from the booking connection: no pin
+		s.native.renewSet(c, req, func(_ context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
+			return s.native.extendLock(c, key, value, ttl) // from the booking connection: no pin
 		})
 	}
 }
@@ -76,8 +76,8 @@ func (s *Server) setXX(c *request, req setArgs) {
 	case !req.HasTTL:
 		c.writeErr(respError("ERR SET ... XX needs a TTL here: SET key value XX PX <ms>"))
 	default:
-		s.renewSet(c, req, func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
-			booked, _ := s.sessions.roundOf(c.peer, sessionKey{key, value})
+		s.native.renewSet(c, req, func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error) {
+			booked, _ := s.native.sessions.roundOf(c.peer, sessionKey{key, value})
 			return s.engine.Overwrite(ctx, key, value, ttl, booked) // pinned unless the lock is still this connection's session's
 		})
 	}
@@ -175,7 +175,7 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 	}
 	n := 0
 	for _, key := range args[1:] {
-		existed, ok := s.forceRelease(c, strings.ToUpper(string(args[0])), string(key), "", "", "")
+		existed, ok := s.native.forceRelease(c, strings.ToUpper(string(args[0])), string(key), "", "", "")
 		if !ok {
 			return
 		}
@@ -190,12 +190,12 @@ func (s *Server) cmdDelEx(c *request, args [][]byte) {
 		c.writeErr(respError("ERR redlock-proxy takes DELEX only as DELEX key IFEQ value (a compare-and-delete release)"))
 		return
 	}
-	s.release(c, string(args[1]), string(args[3]), falseZero)
+	s.native.release(c, string(args[1]), string(args[3]), falseZero)
 }
 
 // cmdDelIfEq: DELIFEQ key value (Valkey 9) releases the owner's lock: 1, or 0.
 func (s *Server) cmdDelIfEq(c *request, args [][]byte) {
-	s.release(c, string(args[1]), string(args[2]), falseZero)
+	s.native.release(c, string(args[1]), string(args[2]), falseZero)
 }
 
 // cmdHExists: HEXISTS key field, by quorum (Redisson's isHeldByCurrentThread).

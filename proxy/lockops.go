@@ -14,13 +14,13 @@ import (
 
 // release answers 1 when a quorum deleted the owner's value, "no" when the
 // caller did not hold it on a majority; it reports whether it released.
-func (s *Server) release(c *request, key, value string, no falseReply) (released bool) {
+func (s *lockService) release(c *request, key, value string, no falseReply) (released bool) {
 	return s.releaseAs(c, key, value, no, false)
 }
 
 // releaseAs is release; with fair (a native lock's) it also takes the owner
 // out of the key's wait queue and wakes the waiters.
-func (s *Server) releaseAs(c *request, key, value string, no falseReply, fair bool) (released bool) {
+func (s *lockService) releaseAs(c *request, key, value string, no falseReply, fair bool) (released bool) {
 	start := time.Now()
 	var err error
 	if fair {
@@ -65,7 +65,7 @@ func (c *request) mayNotify(channel string) bool {
 
 // releaseNotify releases, and tells the waiters on channel (one the caller
 // named, so checked by mayNotify) with message when it did.
-func (s *Server) releaseNotify(c *request, key, value, channel, message string) {
+func (s *lockService) releaseNotify(c *request, key, value, channel, message string) {
 	if !c.mayNotify(channel) {
 		return
 	}
@@ -78,14 +78,14 @@ func (s *Server) releaseNotify(c *request, key, value, channel, message string) 
 // not hold the lock on a majority. With orAcquire (redsync's touch with
 // SetNX), a lock nobody holds is taken again instead: 1 either way, "no"
 // when another owner has it. It reports whether it answered 1.
-func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) (ok bool) {
+func (s *lockService) extend(c *request, key, value string, ttl time.Duration, orAcquire bool, no falseReply) (ok bool) {
 	start := time.Now()
 	g, err := s.extendLock(c, key, value, ttl)
-	s.track(c, kindExtend, start, g, err)
+	c.track(kindExtend, start, g, err)
 	if orAcquire && errors.Is(err, quorum.ErrNotHeld) {
 		start = time.Now()
 		g, err = s.engine.Acquire(c.ctx, key, value, ttl)
-		s.track(c, kindAcquire, start, g, err)
+		c.track(kindAcquire, start, g, err)
 	}
 	switch {
 	case err == nil:
@@ -101,7 +101,7 @@ func (s *Server) extend(c *request, key, value string, ttl time.Duration, orAcqu
 
 // extendBy adds to the TTL the owner holds on a quorum now (redis-py's
 // extend without replace_ttl): 0 when the caller does not hold the lock.
-func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
+func (s *lockService) extendBy(c *request, key, value string, add time.Duration) {
 	e, err := s.engine.Read(c.ctx, key)
 	switch {
 	case err != nil:
@@ -115,10 +115,10 @@ func (s *Server) extendBy(c *request, key, value string, add time.Duration) {
 
 // renewSet runs an extend round for a SET that renews (IFEQ) or overwrites
 // (XX) a lock: OK, or nil when no quorum held it.
-func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error)) {
+func (s *lockService) renewSet(c *request, req setArgs, round func(ctx context.Context, key, value string, ttl time.Duration) (quorum.Grant, error)) {
 	start := time.Now()
 	g, err := round(c.ctx, req.Key, req.Value, req.TTL)
-	s.track(c, kindExtend, start, g, err)
+	c.track(kindExtend, start, g, err)
 	switch {
 	case err == nil:
 		c.wr.WriteString("OK")
@@ -132,15 +132,15 @@ func (s *Server) renewSet(c *request, req setArgs, round func(ctx context.Contex
 // obtain is Spring Integration's obtain: 1 when acquired, or when the
 // caller already holds the lock with this very value (its TTL is then
 // renewed); nil when another owner has it.
-func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
+func (s *lockService) obtain(c *request, key, value string, ttl time.Duration) {
 	start := time.Now()
 	g, err := s.engine.Acquire(c.ctx, key, value, ttl)
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	if errors.Is(err, quorum.ErrTaken) {
 		if e, rerr := s.engine.Get(c.ctx, key); rerr == nil && e.Found && e.Value == value {
 			start = time.Now()
 			g, err = s.extendLock(c, key, value, ttl)
-			s.track(c, kindExtend, start, g, err)
+			c.track(kindExtend, start, g, err)
 		}
 	}
 	switch {
@@ -155,7 +155,7 @@ func (s *Server) obtain(c *request, key, value string, ttl time.Duration) {
 
 // ownerPTTL answers the remaining TTL in ms when value holds key on a
 // quorum, else -3 (bsm/redislock's pttl script).
-func (s *Server) ownerPTTL(c *request, key, value string) {
+func (s *lockService) ownerPTTL(c *request, key, value string) {
 	start := time.Now()
 	e, err := s.engine.Read(c.ctx, key)
 	s.metrics.observe(kindRead, start, err, 0)
@@ -176,7 +176,7 @@ func (s *Server) ownerPTTL(c *request, key, value string) {
 // on channel message when a quorum had it; what names the command in the
 // refusal when force release is off. ok is false when it wrote an error
 // reply instead.
-func (s *Server) forceRelease(c *request, what, key, channel, message, rw string) (existed, ok bool) {
+func (s *lockService) forceRelease(c *request, what, key, channel, message, rw string) (existed, ok bool) {
 	if !s.opts.AllowForceRelease {
 		c.writeErr(errForceRelease(what))
 		return false, false

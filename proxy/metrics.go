@@ -212,14 +212,14 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	if s := m.server.Load(); s != nil {
 		gauge(descClients, float64(s.Clients()))
 		gauge(descMaxClients, float64(s.opts.MaxClients))
-		gauge(descWaiting, float64(s.waiting.Load()))
+		gauge(descWaiting, float64(s.native.waiting.Load()))
 		rb, rbFailed := s.engine.Rollbacks()
 		counter(descRollbacks, rb)
 		counter(descRollbackErr, rbFailed)
 		fenced, raised := s.engine.FencedGrants()
 		ch <- prometheus.MustNewConstMetric(descFenced, prometheus.CounterValue, float64(fenced-raised), "one")
 		ch <- prometheus.MustNewConstMetric(descFenced, prometheus.CounterValue, float64(raised), "raised")
-		ss := &s.sessions
+		ss := &s.native.sessions
 		gauge(descSessions, float64(ss.count()))
 		counter(descRenewals, ss.renewals.Load())
 		counter(descRenewed, ss.renewed.Load())

@@ -40,12 +40,12 @@ func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, 
 		switch kind {
 		case multiAcquire:
 			g, err = s.engine.Acquire(c.ctx, key, value, ttl)
-			s.track(c, kindAcquire, start, g, err)
+			c.track(kindAcquire, start, g, err)
 		case multiExtend:
-			g, err = s.extendLock(c, key, value, ttl)
-			s.track(c, kindExtend, start, g, err)
+			g, err = s.native.extendLock(c, key, value, ttl)
+			c.track(kindExtend, start, g, err)
 		case multiRelease:
-			err = s.releaseLock(c.ctx, key, value)
+			err = s.native.releaseLock(c.ctx, key, value)
 			s.metrics.observe(kindRelease, start, err, 0)
 			if errors.Is(err, quorum.ErrNotHeld) {
 				continue

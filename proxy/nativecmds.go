@@ -58,7 +58,7 @@ type acquireArgs struct {
 }
 
 // parseAcquire reads key owner ttl-ms [WAIT ms] [SESSION].
-func (s *Server) parseAcquire(args [][]byte) (acquireArgs, error) {
+func (s *lockService) parseAcquire(args [][]byte) (acquireArgs, error) {
 	ttl, err := parseMillis(args[3], "lock.acquire")
 	if err != nil {
 		return acquireArgs{}, err
@@ -88,7 +88,7 @@ func (s *Server) parseAcquire(args [][]byte) (acquireArgs, error) {
 	return a, nil
 }
 
-func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
+func (s *lockService) cmdLockAcquire(c *request, args [][]byte) {
 	a, err := s.parseAcquire(args)
 	if err != nil {
 		c.writeErr(err)
@@ -112,7 +112,7 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 		acquire = s.engine.AcquireSession // a lock the session renews: no extend shortens it
 	}
 	g, err := acquire(c.ctx, a.key, a.owner, a.ttl)
-	s.track(c, kindAcquire, start, g, err)
+	c.track(kindAcquire, start, g, err)
 	switch {
 	case err == nil:
 		s.granted(c, a, g)
@@ -130,13 +130,13 @@ func (s *Server) cmdLockAcquire(c *request, args [][]byte) {
 func (c *request) bookSession(id sessionKey, ttl time.Duration, g quorum.Grant) {
 	// The window opened when the granting round began (after a WAIT, long
 	// after the request arrived): ReplyBy is its end less min_validity.
-	c.s.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()), g.Round, g.Token)
+	c.s.native.sessions.addAs(c.peer, c.userName(), id, ttl, g.ReplyBy.Add(c.s.engine.MinValidity()), g.Round, g.Token)
 	c.grantsMu.Lock()
 	c.sessions = append(c.sessions, id)
 	c.grantsMu.Unlock()
 }
 
-func (s *Server) cmdLockExtend(c *request, args [][]byte) {
+func (s *lockService) cmdLockExtend(c *request, args [][]byte) {
 	ttl, err := parseMillis(args[3], "lock.extend")
 	if err != nil {
 		c.writeErr(err)
@@ -148,7 +148,7 @@ func (s *Server) cmdLockExtend(c *request, args [][]byte) {
 	}
 }
 
-func (s *Server) cmdLockRelease(c *request, args [][]byte) {
+func (s *lockService) cmdLockRelease(c *request, args [][]byte) {
 	key, owner := string(args[1]), string(args[2])
 	// Out of the book first: no renewal after the release.
 	s.sessions.drop(c.peer, sessionKey{key, owner})
@@ -158,7 +158,7 @@ func (s *Server) cmdLockRelease(c *request, args [][]byte) {
 // maxWait bounds LOCK.ACQUIRE's WAIT: a day.
 const maxWait = 24 * time.Hour
 
-func (s *Server) cmdLockToken(c *request, args [][]byte) {
+func (s *lockService) cmdLockToken(c *request, args [][]byte) {
 	if len(args) > 3 {
 		c.writeErr(errWrongArity("lock.token"))
 		return

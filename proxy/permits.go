@@ -88,7 +88,7 @@ func (s *Server) permits(c *request, o operands) {
 		}
 		start := time.Now()
 		g, err := s.engine.ExtendPermit(c.ctx, o.key, string(o.argv[0]), lease)
-		s.track(c, kindExtend, start, g, err)
+		c.track(kindExtend, start, g, err)
 		s.writeYesNo(c, err)
 	}
 }
@@ -160,7 +160,7 @@ func (s *Server) acquirePermits(c *request, o operands) {
 	for i, g := range grants {
 		switch {
 		case failed == nil:
-			s.track(c, kindAcquire, start, g, nil)
+			c.track(kindAcquire, start, g, nil)
 		case errs[i] == nil:
 			g.Revoke() // all or none
 			s.metrics.observe(kindAcquire, start, failed, 0)

@@ -345,6 +345,8 @@ func (s *pubSub) cmdPublish(c *request, args [][]byte) {
 	c.wr.WriteInt64(n)
 }
 
-// subscribedOnly is what a RESP2 connection may run while subscribed.
-var subscribedOnly = map[string]bool{"subscribe": true, "psubscribe": true, "unsubscribe": true,
-	"punsubscribe": true, "ping": true, "quit": true, "reset": true}
+// subscribeChannels are the channels or patterns SUBSCRIBE and PSUBSCRIBE
+// name, publishChannel PUBLISH's.
+func subscribeChannels(args [][]byte) [][]byte { return args[1:] }
+
+func publishChannel(args [][]byte) [][]byte { return args[1:min(2, len(args))] }

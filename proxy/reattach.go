@@ -45,7 +45,7 @@ import (
 // reattach re-attaches a SESSION acquire refused because the lock is taken:
 // it reports whether it answered (the owner holds the lock, or the round
 // failed); false leaves the refusal to the caller.
-func (s *Server) reattach(c *request, a acquireArgs) bool {
+func (s *lockService) reattach(c *request, a acquireArgs) bool {
 	// Watched while it runs: a client that hangs up before the round is
 	// sent cancels it (nothing moves); once sent, it runs to its verdict.
 	leave := c.peer.watchHangup()
@@ -62,7 +62,7 @@ func (s *Server) reattach(c *request, a acquireArgs) bool {
 		}
 		c.bookSession(id, a.ttl, g)
 	})
-	s.track(c, kindExtend, start, g, err)
+	c.track(kindExtend, start, g, err)
 	switch {
 	case errors.Is(err, quorum.ErrNotHeld):
 		return false // another owner's: the refusal stands

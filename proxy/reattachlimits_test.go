@@ -173,9 +173,9 @@ func TestReattachAfterAuthCountsInTheUserLimit(t *testing.T) {
 		}
 		_, err := c.Do(ctx, "LOCK.ACQUIRE", key, owner, ttl, "SESSION").Int64()
 		if err == nil || !strings.Contains(err.Error(), "max_session_locks_per_user") {
-			s.sessions.mu.Lock()
-			n := s.sessions.perUser["b"]
-			s.sessions.mu.Unlock()
+			s.native.sessions.mu.Lock()
+			n := s.native.sessions.perUser["b"]
+			s.native.sessions.mu.Unlock()
 			t.Fatalf("user b, at its limit of 1, re-attached %s on the connection a took it on: %v (perUser[b] = %d)", key, err, n)
 		}
 	}

@@ -121,15 +121,15 @@ func (s *Server) runRegistered(c *request, sp *scriptbook.Spec, o operands) {
 	case scriptbook.Acquire:
 		var g quorum.Grant
 		g, err = s.engine.Acquire(c.ctx, o.key, o.owner, o.ttl)
-		s.track(c, kindAcquire, start, g, err)
+		c.track(kindAcquire, start, g, err)
 		no = errors.Is(err, quorum.ErrTaken)
 	case scriptbook.Extend:
 		var g quorum.Grant
-		g, err = s.extendLock(c, o.key, o.owner, o.ttl)
-		s.track(c, kindExtend, start, g, err)
+		g, err = s.native.extendLock(c, o.key, o.owner, o.ttl)
+		c.track(kindExtend, start, g, err)
 		no = errors.Is(err, quorum.ErrNotHeld) || errors.Is(err, quorum.ErrTaken)
 	default:
-		err = s.releaseLock(c.ctx, o.key, o.owner)
+		err = s.native.releaseLock(c.ctx, o.key, o.owner)
 		s.metrics.observe(kindRelease, start, err, 0)
 		no = errors.Is(err, quorum.ErrNotHeld)
 	}

@@ -39,18 +39,10 @@ func reservedIn(cmd *command, args [][]byte) bool {
 			return true
 		}
 	}
-	var names [][]byte
-	switch cmd.name {
-	case "subscribe", "psubscribe":
-		names = args[1:]
-	case "publish":
-		names = args[1:2]
-	case "redlock":
-		if len(args) >= 3 && equalFold(args[1], "locks") {
-			names = args[2:3]
-		}
+	if cmd.channelsAt == nil {
+		return false
 	}
-	for _, n := range names {
+	for _, n := range cmd.channelsAt(args) {
 		if reserved(n) {
 			return true
 		}

@@ -1,10 +1,22 @@
 package proxy
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
 )
+
+// scriptKeys are an EVAL's or EVALSHA's KEYS, by its numkeys.
+func scriptKeys(args [][]byte) [][]byte {
+	if len(args) < 3 {
+		return nil
+	}
+	if n, err := strconv.Atoi(string(args[2])); err == nil && n >= 0 && n <= len(args)-3 {
+		return args[3 : 3+n]
+	}
+	return nil
+}
 
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
@@ -66,19 +78,19 @@ func (s *Server) runScript(c *request, sha string, sp *scriptbook.Spec, rest [][
 // meanings runs each kind of script as lock operations, answering as the
 // script would on one Redis.
 var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
-	scriptbook.Release:        func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseZero) },
-	scriptbook.ReleaseMissing: func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseMissing) },
-	scriptbook.Extend:         func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
+	scriptbook.Release:        func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseZero) },
+	scriptbook.ReleaseMissing: func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseMissing) },
+	scriptbook.Extend:         func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
 	scriptbook.ExtendPy: func(s *Server, c *request, o operands) {
 		if len(o.argv) < 3 || string(o.argv[2]) == "0" { // redis-py's replace_ttl=False: add to the TTL
-			s.extendBy(c, o.key, o.owner, o.ttl)
+			s.native.extendBy(c, o.key, o.owner, o.ttl)
 			return
 		}
-		s.extend(c, o.key, o.owner, o.ttl, false, falseZero)
+		s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
-	scriptbook.ExtendOrAcquire:  func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
+	scriptbook.ExtendOrAcquire:  func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
 	scriptbook.Obtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
-	scriptbook.OwnerPTTL:        func(s *Server, c *request, o operands) { s.ownerPTTL(c, o.key, o.owner) },
+	scriptbook.OwnerPTTL:        func(s *Server, c *request, o operands) { s.native.ownerPTTL(c, o.key, o.owner) },
 	scriptbook.AcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
 	scriptbook.ExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
 	scriptbook.ReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
@@ -110,17 +122,17 @@ var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
 			s.fairForceRelease(c, o)
 			return
 		}
-		if existed, ok := s.forceRelease(c, "forceUnlock", o.key, o.channel, o.message, o.rw); ok {
+		if existed, ok := s.native.forceRelease(c, "forceUnlock", o.key, o.channel, o.message, o.rw); ok {
 			c.wr.WriteInt(boolInt(existed))
 		}
 	},
 	// Spring Integration's RedisLockRegistry answers Lua booleans: true is
 	// 1, false a nil reply.
-	scriptbook.SpringObtain:           func(s *Server, c *request, o operands) { s.obtain(c, o.key, o.owner, o.ttl) },
-	scriptbook.SpringRelease:          func(s *Server, c *request, o operands) { s.release(c, o.key, o.owner, falseNil) },
+	scriptbook.SpringObtain:           func(s *Server, c *request, o operands) { s.native.obtain(c, o.key, o.owner, o.ttl) },
+	scriptbook.SpringRelease:          func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseNil) },
 	scriptbook.SpringReleaseNotify:    springReleaseNotify,
 	scriptbook.SpringReleaseNotifyKey: springReleaseNotify,
-	scriptbook.SpringRenew:            func(s *Server, c *request, o operands) { s.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
+	scriptbook.SpringRenew:            func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
 	scriptbook.SpringDeleteNotify:     springDeleteNotify,
 	scriptbook.BsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
 	scriptbook.BsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
@@ -135,7 +147,7 @@ var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
 }
 
 func springReleaseNotify(s *Server, c *request, o operands) {
-	s.releaseNotify(c, o.key, o.owner, o.channel, o.message)
+	s.native.releaseNotify(c, o.key, o.owner, o.channel, o.message)
 }
 
 // springDeleteNotify is the 5.5.7-6.1.2 pub/sub unlock: the client read the
@@ -146,7 +158,7 @@ func springDeleteNotify(s *Server, c *request, o operands) {
 	if !c.mayNotify(o.channel) {
 		return
 	}
-	existed, ok := s.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", o.key, o.channel, o.message, "")
+	existed, ok := s.native.forceRelease(c, "Spring's unlock (5.5.7-6.1.2)", o.key, o.channel, o.message, "")
 	switch {
 	case !ok:
 	case existed:

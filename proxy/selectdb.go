@@ -34,37 +34,15 @@ func parseDB(b []byte) (int, error) {
 	return n, nil
 }
 
-func cmdSelect(c *request, args [][]byte) {
-	db, err := parseDB(args[1])
-	if err != nil {
-		c.writeErr(err)
-		return
-	}
-	c.conn.db = db
-	c.session = c.conn.session
-	c.wr.WriteString("OK")
-}
-
 // mapKeys rewrites an admitted command's keys into its connection's
 // database (scripts map theirs when they run: mapScriptKeys).
 func (c *session) mapKeys(cmd *command, args [][]byte) {
-	if c.db == 0 || cmd.name == "eval" || cmd.name == "evalsha" {
+	if c.db == 0 || cmd.flags&flagScriptKeys != 0 {
 		return
 	}
-	r, ok := keyRanges[cmd.name]
-	switch {
-	case ok:
-	case cmd.name == "redlock" && len(args) >= 3 && equalFold(args[1], "forceunlock"):
-		r = keyRange{2, 2}
-	default:
-		return
-	}
-	last := r.last
-	if last < 0 || last >= len(args) {
-		last = len(args) - 1
-	}
-	for i := r.first; i <= last; i++ {
-		args[i] = []byte(quorum.NamespaceKey(c.db, string(args[i])))
+	keys := keysOf(cmd, args) // a slice of args: mapped in place
+	for i, k := range keys {
+		keys[i] = []byte(quorum.NamespaceKey(c.db, string(k)))
 	}
 }
 

@@ -30,7 +30,6 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		started:   time.Now(),
 		runID:     hex.EncodeToString(id),
 		listeners: map[net.Listener]struct{}{},
-		stopWaits: make(chan struct{}),
 		clients:   map[*client]struct{}{},
 		metrics:   o.metrics,
 		bus:       o.bus,
@@ -41,13 +40,15 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 	if s.metrics == nil {
 		s.metrics = NewMetrics()
 	}
-	s.sessions.s = s
+	s.native = &lockService{engine: engine, opts: &s.opts, metrics: s.metrics, bus: s.bus, quotas: &s.quotas, leaving: &s.leaving,
+		stopWaits: make(chan struct{})}
+	s.native.sessions.s = s.native
+	s.native.beats.s = s.native
 	s.refusals.perSec = float64(o.LimitRefusalsPerUser)
-	s.beats.s = s
 	s.metrics.server.Store(s)
 	register(&s.scripts, o.scripts)
 	s.pubsub = &pubSub{bus: s.bus, opts: &s.opts, quotas: &s.quotas}
-	s.hooks.hook(s.pubsub)
+	s.hooks.hook(s.pubsub, s.native)
 	s.cmds = s.commandTable()
 	return s
 }
@@ -123,7 +124,7 @@ func (s *Server) stopAccepting() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closing.Swap(true) {
-		close(s.stopWaits) // a WAIT is not a round in flight: it ends now
+		close(s.native.stopWaits) // a WAIT is not a round in flight: it ends now
 	}
 	for ln := range s.listeners {
 		_ = ln.Close()
@@ -161,9 +162,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 		err = ctx.Err()
 	}
-	s.sessions.shutdown() // after every connection left its session locks
+	s.native.sessions.shutdown() // after every connection left its session locks
 	finished := s.metrics.roundsDone.Load() - doneBefore - cut
-	attrs := []any{"rounds_finished", finished, "rounds_cut_off", cut, "session_locks_left_to_expire", s.sessions.left.Load()}
+	attrs := []any{"rounds_finished", finished, "rounds_cut_off", cut, "session_locks_left_to_expire", s.native.sessions.left.Load()}
 	if err != nil {
 		s.opts.logger.Warn("shut down: the grace period ended; closed the remaining connections", append(attrs, "err", err)...)
 	} else {
@@ -177,7 +178,7 @@ func (s *Server) Close() error {
 	s.stopAccepting()
 	s.closeAll()
 	s.conns.Wait()
-	s.sessions.shutdown()
+	s.native.sessions.shutdown()
 	return nil
 }
 

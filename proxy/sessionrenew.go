@@ -107,7 +107,7 @@ func (ss *sessions) lose(l *sessionLock, why error) {
 	}
 }
 
-func (s *Server) sessionAttrs(l *sessionLock, err error) []any {
+func (s *lockService) sessionAttrs(l *sessionLock, err error) []any {
 	attrs := []any{"client", l.c.ident(), "err", err}
 	if s.opts.logValues {
 		attrs = append(attrs, slog.String("key", l.id.key), slog.String("owner", l.id.owner))

@@ -44,7 +44,7 @@ type sessionLock struct {
 
 // sessions is the server's book of session locks and their renewer.
 type sessions struct {
-	s       *Server
+	s       *lockService
 	mu      sync.Mutex
 	book    map[peer]map[sessionKey]*sessionLock
 	stop    context.CancelFunc // nil until the renewer runs
@@ -67,7 +67,7 @@ type sessions struct {
 
 // minSessionTTL is the shortest TTL a session lock may have: the renewer
 // must get to it at least twice within its window.
-func (s *Server) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
+func (s *lockService) minSessionTTL() time.Duration { return 3 * s.opts.SessionTick }
 
 // add books a session lock of c whose window ends at until, and starts the
 // renewer if it is not running.

@@ -32,15 +32,11 @@ type Server struct {
 	metrics *Metrics
 	bus     *wake.Bus
 
-	pubsub    *pubSub        // the pub/sub family: every connection's subscriptions
-	hooks     hooks          // the families' per-connection hooks (families.go)
-	sessions  sessions       // connection-bound locks and their renewer
-	quotas    quotas         // each user's patterns, session locks and waiters
-	refusals  refusalBudgets // each user's budget of limit refusals (refusals.go)
-	beats     beater         // the parked waiters' batched queue beats
-	waiting   atomic.Int64   // LOCK.ACQUIRE ... WAIT requests waiting now
-	waiters   waiters        // the same, per key (the status page)
-	stopWaits chan struct{}  // closed when the server stops accepting
+	pubsub   *pubSub        // the pub/sub family: every connection's subscriptions
+	hooks    hooks          // the families' per-connection hooks (families.go)
+	native   *lockService   // the native lock service: session locks, waiters, the shared lock operations (native.go)
+	quotas   quotas         // each user's patterns, session locks and waiters
+	refusals refusalBudgets // each user's budget of limit refusals (refusals.go)
 
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
@@ -115,14 +111,24 @@ type command struct {
 	// arguments, -n at least n.
 	arity int
 	flags cmdFlags
+	// Where its keys are, for permissions, reserved names, databases and
+	// the pipeline's order (keys.go): args[keys.first] through
+	// args[keys.last] (-1: all the rest), or where keysAt finds them in the
+	// arguments (EVAL's numkeys); none when both are unset.
+	keys   keyRange
+	keysAt func(args [][]byte) [][]byte
+	// channelsAt finds the channels or patterns it names (reserved.go).
+	channelsAt func(args [][]byte) [][]byte
 }
 
 type cmdFlags uint8
 
 const (
-	flagNoAuth cmdFlags = 1 << iota // allowed before AUTH
-	flagLock                        // runs a quorum round
-	flagRead                        // reads by quorum
+	flagNoAuth     cmdFlags = 1 << iota // allowed before AUTH
+	flagLock                            // runs a quorum round
+	flagRead                            // reads by quorum
+	flagSubscribed                      // allowed to a RESP2 connection while it is subscribed
+	flagScriptKeys                      // its keys are a script's KEYS, put in the connection's database when the script runs
 )
 
 // concurrent: lock and read commands may run beside others of a pipeline

@@ -60,7 +60,7 @@ func (s *Server) AuthenticateAdmin(ctx context.Context, addr, name, password str
 // ForceUnlock deletes key whoever holds it, as REDLOCK FORCEUNLOCK does,
 // and writes the same audit line naming user and client (an address).
 func (s *Server) ForceUnlock(ctx context.Context, user, client, key string) (existed bool, err error) {
-	s.unbook(key, "") // out of every session book first: no renewal restores it
+	s.native.unbook(key, "") // out of every session book first: no renewal restores it
 	existed, err = s.engine.ForceRelease(ctx, key)
 	// The key by a fingerprint an operator can match (printf %s KEY |
 	// sha256sum | cut -c1-16) without the log showing it, unless log_values.
@@ -89,7 +89,7 @@ type SessionLock struct {
 // SessionLocks lists the session locks this replica renews, by key.
 func (s *Server) SessionLocks() []SessionLock {
 	now := time.Now()
-	ss := &s.sessions
+	ss := &s.native.sessions
 	ss.mu.Lock()
 	var out []SessionLock
 	for c, mine := range ss.book {
@@ -129,12 +129,12 @@ func (w *waiters) add(key string, n int64) {
 // Waiters lists the keys requests wait for on this replica (LOCK.ACQUIRE
 // ... WAIT), with how many wait for each, most first.
 func (s *Server) Waiters() []KeyCount {
-	s.waiters.mu.Lock()
-	out := make([]KeyCount, 0, len(s.waiters.byKey))
-	for k, n := range s.waiters.byKey {
+	s.native.waiters.mu.Lock()
+	out := make([]KeyCount, 0, len(s.native.waiters.byKey))
+	for k, n := range s.native.waiters.byKey {
 		out = append(out, KeyCount{k, n})
 	}
-	s.waiters.mu.Unlock()
+	s.native.waiters.mu.Unlock()
 	SortCounts(out)
 	return out
 }
@@ -147,7 +147,7 @@ func SortCounts(kc []KeyCount) {
 }
 
 // Waiting is how many requests wait now (INFO's blocked_clients).
-func (s *Server) Waiting() int64 { return s.waiting.Load() }
+func (s *Server) Waiting() int64 { return s.native.waiting.Load() }
 
 // MaxClients is the max_clients limit (INFO's maxclients).
 func (s *Server) MaxClients() int { return s.opts.MaxClients }

@@ -22,7 +22,7 @@ import (
 var errShuttingDown = respError("ERR the proxy is shutting down: WAIT ended; ask another replica")
 
 // waitLease is how long a waiter keeps its place without a renewal.
-func (s *Server) waitLease() time.Duration { return 4 * s.opts.SessionTick }
+func (s *lockService) waitLease() time.Duration { return 4 * s.opts.SessionTick }
 
 // waitChannel is the wake bus channel of key's waiters.
 func waitChannel(key string) string { return quorum.InternalPrefix + "wait:" + key }
@@ -40,7 +40,7 @@ func (w waitWake) Deliver(_, _, _ string) {
 
 // acquireWaiting runs LOCK.ACQUIRE with WAIT: the lock, or nil once the
 // wait ran out.
-func (s *Server) acquireWaiting(c *request, a acquireArgs) {
+func (s *lockService) acquireWaiting(c *request, a acquireArgs) {
 	conn, user := fmt.Sprint("conn:", c.peer.ident()), "user:"+c.userName()
 	lim := s.opts.Limits
 	if !s.quotas.take(conn, quotaUse{qWaiters: 1}, quotaUse{qWaiters: lim.MaxWaitersPerClient}) {
@@ -77,7 +77,7 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 	for {
 		start := time.Now()
 		g, err := acquire(quorum.WithArrival(ctx, start), a.key, a.owner, a.ttl)
-		s.track(c, kindAcquire, start, g, err)
+		c.track(kindAcquire, start, g, err)
 		var rerr *quorum.RoundError
 		switch {
 		case err == nil:
@@ -137,7 +137,7 @@ func (s *Server) acquireWaiting(c *request, a acquireArgs) {
 
 // granted answers a granted LOCK.ACQUIRE with its token, booking a SESSION
 // lock with the renewer.
-func (s *Server) granted(c *request, a acquireArgs, g quorum.Grant) {
+func (s *lockService) granted(c *request, a acquireArgs, g quorum.Grant) {
 	if a.session {
 		c.bookSession(sessionKey{a.key, a.owner}, a.ttl, g)
 	}
@@ -146,7 +146,7 @@ func (s *Server) granted(c *request, a acquireArgs, g quorum.Grant) {
 
 // leaveQueue takes a waiter that gives up out of the key's queue and wakes
 // the others: the next may be first now.
-func (s *Server) leaveQueue(a acquireArgs, queued bool) {
+func (s *lockService) leaveQueue(a acquireArgs, queued bool) {
 	if !queued {
 		return
 	}
@@ -155,7 +155,7 @@ func (s *Server) leaveQueue(a acquireArgs, queued bool) {
 }
 
 // releaseFair releases a native lock and wakes its waiters, if any.
-func (s *Server) releaseFair(ctx context.Context, key, owner string) error {
+func (s *lockService) releaseFair(ctx context.Context, key, owner string) error {
 	waiters, err := s.engine.ReleaseFair(ctx, key, owner)
 	if waiters {
 		s.bus.Notify(waitChannel(key), "released")
@@ -167,7 +167,7 @@ func (s *Server) releaseFair(ctx context.Context, key, owner string) error {
 // only while the nodes still name the round its connection booked (its
 // holder may have re-attached it elsewhere: then it is not released) and
 // no extend from another connection pinned the window it promised.
-func (s *Server) releaseRound(ctx context.Context, key, owner, round string) error {
+func (s *lockService) releaseRound(ctx context.Context, key, owner, round string) error {
 	waiters, err := s.engine.ReleaseRound(ctx, key, owner, round)
 	if waiters {
 		s.bus.Notify(waitChannel(key), "released")

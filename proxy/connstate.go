@@ -1,5 +1,20 @@
 package proxy
 
+// The connection family's commands that change the connection's own
+// state: SELECT (its lock database, selectdb.go) and RESET.
+
+// cmdSelect: SELECT db, 0-15.
+func cmdSelect(c *request, args [][]byte) {
+	db, err := parseDB(args[1])
+	if err != nil {
+		c.writeErr(err)
+		return
+	}
+	c.conn.db = db
+	c.session = c.conn.session
+	c.wr.WriteString("OK")
+}
+
 // cmdReset: RESET, as Redis answers it: the connection leaves every
 // subscription, goes back to RESP2 and database 0, and is signed out (it
 // must AUTH again when the proxy needs a password; its pre-AUTH allowance
