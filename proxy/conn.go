@@ -70,7 +70,7 @@ func (c *client) serve() {
 // the last lock may have left between the check and the set, and unheld's
 // deadline been overwritten with none (helper-73).
 func (c *client) armIdle() {
-	spared := func() bool { return c.subscribed.Load() > 0 || c.s.native.sessions.holds(c) }
+	spared := func() bool { return c.subscribed.Load() > 0 || c.s.hooks.keepsConn(c) }
 	for {
 		var deadline time.Time
 		was := spared()

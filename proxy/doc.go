@@ -44,9 +44,9 @@
 //	                selectdb.go, keys: keys.go); state.go, request.go (the server, a
 //	                connection, a request, reply writing); grants.go (a reply's
 //	                validity: settle); families.go (the families' hooks: a connection
-//	                closed, RESET, a new user); errors.go, args.go, limits.go,
-//	                options.go, metrics.go, refusals.go, authguard.go, quota.go,
-//	                hangup.go, panics.go
+//	                closed, RESET, a new user, what the idle timeout spares); errors.go,
+//	                args.go, limits.go, options.go, metrics.go, refusals.go, authguard.go,
+//	                quota.go, hangup.go, panics.go
 //	commands.go     the command table, family by family: name -> handler, arity, flags,
 //	                keys, channels
 //	connection      conncmds.go (PING, ECHO, QUIT, AUTH, HELLO, CLIENT, COMMAND, CLUSTER,
@@ -68,6 +68,7 @@
 //	                and force releases the other lock families run through it, which
 //	                unbook a session lock and wake its waiters
 //	pub/sub         pubsub.go (SUBSCRIBE, PSUBSCRIBE, UNSUBSCRIBE, PUNSUBSCRIBE, PUBLISH;
+//	                subscriber.go: one connection's subscriptions and its pushes;
 //	                pubSub: every connection's subscriber)
 //	administration  admin.go (REDLOCK LOCKS, REDLOCK FORCEUNLOCK), info.go (INFO),
 //	                statusview.go (what the HTTP status page, internal/statuspage, reads

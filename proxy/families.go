@@ -19,11 +19,17 @@ type connResetter interface{ connReset(c *client) }
 // (AUTH, HELLO AUTH).
 type userChanger interface{ userChanged(c *client) }
 
+// connKeeper is a family that holds something of a connection's that the
+// idle timeout must not close it under (its session locks), as Redis
+// spares blocked clients and subscribers.
+type connKeeper interface{ keepsConn(c *client) bool }
+
 // hooks are the families' hooks, in table order.
 type hooks struct {
 	closers   []connCloser
 	resetters []connResetter
 	users     []userChanger
+	keepers   []connKeeper
 }
 
 // hook collects what each family implements.
@@ -37,6 +43,9 @@ func (h *hooks) hook(families ...any) {
 		}
 		if x, ok := f.(userChanger); ok {
 			h.users = append(h.users, x)
+		}
+		if x, ok := f.(connKeeper); ok {
+			h.keepers = append(h.keepers, x)
 		}
 	}
 }
@@ -57,4 +66,13 @@ func (h *hooks) userChanged(c *client) {
 	for _, x := range h.users {
 		x.userChanged(c)
 	}
+}
+
+func (h *hooks) keepsConn(c *client) bool {
+	for _, x := range h.keepers {
+		if x.keepsConn(c) {
+			return true
+		}
+	}
+	return false
 }

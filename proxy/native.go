@@ -35,3 +35,7 @@ type lockService struct {
 // connClosed: a closed connection's session and connection-bound locks go
 // with it.
 func (s *lockService) connClosed(c *client) { s.sessions.closed(c) }
+
+// keepsConn: the idle timeout spares a connection that holds session or
+// connection-bound locks (closing it would release them under their holder).
+func (s *lockService) keepsConn(c *client) bool { return s.sessions.holds(c) }
