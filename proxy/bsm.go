@@ -26,7 +26,7 @@ func sharesToken(held, value string, n int) bool {
 
 // bsmObtain is the obtain script over keys: +OK when every key was
 // acquired for value, or re-obtained; nil when any is held otherwise.
-func (s *Server) bsmObtain(c *request, keys [][]byte, value string, tokenLen []byte, ttl time.Duration) {
+func (s *scriptService) bsmObtain(c *request, keys [][]byte, value string, tokenLen []byte, ttl time.Duration) {
 	n, err := strconv.Atoi(string(tokenLen))
 	if err != nil {
 		c.writeErr(respError("ERR bsm/redislock obtain: ARGV[2] must be the token's length, a whole number"))
@@ -63,7 +63,7 @@ func (s *Server) bsmObtain(c *request, keys [][]byte, value string, tokenLen []b
 // value where it still holds that value. Any key held otherwise, or lost
 // meanwhile, answers nil, and the keys already overwritten get back the
 // value they held: all or none, as Redis's one script.
-func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl time.Duration) {
+func (s *scriptService) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl time.Duration) {
 	held, ok := s.heldBy(c, keys, func(v string) bool { return sharesToken(v, value, n) })
 	if !ok {
 		return
@@ -109,7 +109,7 @@ func (s *Server) bsmReobtain(c *request, keys [][]byte, value string, n int, ttl
 
 // heldBy reads every key and returns the values they hold when each one
 // satisfies match; otherwise it writes the reply (nil, or the error).
-func (s *Server) heldBy(c *request, keys [][]byte, match func(string) bool) ([]string, bool) {
+func (s *scriptService) heldBy(c *request, keys [][]byte, match func(string) bool) ([]string, bool) {
 	held := make([]string, len(keys))
 	for i, k := range keys {
 		start := time.Now()
@@ -130,7 +130,7 @@ func (s *Server) heldBy(c *request, keys [][]byte, match func(string) bool) ([]s
 
 // bsmRefresh extends every key value holds: +OK, or nil (nothing touched)
 // when one is not held.
-func (s *Server) bsmRefresh(c *request, keys [][]byte, value string, ttl time.Duration) {
+func (s *scriptService) bsmRefresh(c *request, keys [][]byte, value string, ttl time.Duration) {
 	if _, ok := s.heldBy(c, keys, func(v string) bool { return v == value }); !ok {
 		return
 	}
@@ -152,7 +152,7 @@ func (s *Server) bsmRefresh(c *request, keys [][]byte, value string, ttl time.Du
 
 // bsmRelease releases every key when value holds them all: +OK, or nil
 // (nothing released) when one is not held.
-func (s *Server) bsmRelease(c *request, keys [][]byte, value string) {
+func (s *scriptService) bsmRelease(c *request, keys [][]byte, value string) {
 	if _, ok := s.heldBy(c, keys, func(v string) bool { return v == value }); !ok {
 		return
 	}
@@ -170,7 +170,7 @@ func (s *Server) bsmRelease(c *request, keys [][]byte, value string) {
 
 // bsmPTTL answers the shortest remaining TTL in ms of keys all held by
 // value (0 when none has a positive one), else nil.
-func (s *Server) bsmPTTL(c *request, keys [][]byte, value string) {
+func (s *scriptService) bsmPTTL(c *request, keys [][]byte, value string) {
 	var least int64
 	for _, k := range keys {
 		start := time.Now()

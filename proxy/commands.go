@@ -17,22 +17,22 @@ func (s *Server) commandTable() map[string]*command {
 		table[name] = cmd
 	}
 	// Redis-style locks (lockcmds.go), through the lock operations of the lock service (lockops.go).
-	add("set", -3, flagLock, s.cmdSet, keys(1, 1))
-	add("get", 2, flagRead, s.cmdGet, keys(1, 1))
-	add("pttl", 2, flagRead, s.cmdPTTL, keys(1, 1))
-	add("ttl", 2, flagRead, s.cmdTTL, keys(1, 1))
-	add("exists", -2, flagRead, s.cmdExists, keys(1, -1))
-	add("delex", -2, flagLock, s.cmdDelEx, keys(1, 1))
-	add("delifeq", 3, flagLock, s.cmdDelIfEq, keys(1, 1))
-	add("del", -2, flagLock, s.cmdDel, keys(1, -1))
-	add("unlink", -2, flagLock, s.cmdDel, keys(1, -1))
+	add("set", -3, flagLock, s.locks.cmdSet, keys(1, 1))
+	add("get", 2, flagRead, s.locks.cmdGet, keys(1, 1))
+	add("pttl", 2, flagRead, s.locks.cmdPTTL, keys(1, 1))
+	add("ttl", 2, flagRead, s.locks.cmdTTL, keys(1, 1))
+	add("exists", -2, flagRead, s.locks.cmdExists, keys(1, -1))
+	add("delex", -2, flagLock, s.locks.cmdDelEx, keys(1, 1))
+	add("delifeq", 3, flagLock, s.locks.cmdDelIfEq, keys(1, 1))
+	add("del", -2, flagLock, s.locks.cmdDel, keys(1, -1))
+	add("unlink", -2, flagLock, s.locks.cmdDel, keys(1, -1))
 	// Redisson's hash locks read by quorum (lockcmds.go; their scripts are the scripts family's).
-	add("hexists", 3, flagRead, s.cmdHExists, keys(1, 1))
-	add("hget", 3, flagRead, s.cmdHGet, keys(1, 1))
+	add("hexists", 3, flagRead, s.locks.cmdHExists, keys(1, 1))
+	add("hget", 3, flagRead, s.locks.cmdHGet, keys(1, 1))
 	// Scripts (scriptcmds.go: what each kind of script does; scriptbook/: which script is which).
-	add("eval", -3, flagLock|flagScriptKeys, s.cmdEval, keysBy(scriptKeys))
-	add("evalsha", -3, flagLock|flagScriptKeys, s.cmdEvalSHA, keysBy(scriptKeys))
-	add("script", -2, 0, s.cmdScript)
+	add("eval", -3, flagLock|flagScriptKeys, s.scripts.cmdEval, keysBy(scriptKeys))
+	add("evalsha", -3, flagLock|flagScriptKeys, s.scripts.cmdEvalSHA, keysBy(scriptKeys))
+	add("script", -2, 0, s.scripts.cmdScript)
 	// The native lock service, with fencing tokens, sessions and waiters (nativecmds.go; its state: native.go).
 	add("lock.acquire", -4, flagLock, s.native.cmdLockAcquire, keys(1, 1))
 	add("lock.extend", 4, flagLock, s.native.cmdLockExtend, keys(1, 1))

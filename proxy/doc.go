@@ -50,16 +50,18 @@
 //	commands.go     the command table, family by family: name -> handler, arity, flags,
 //	                keys, channels
 //	connection      conncmds.go (PING, ECHO, QUIT, AUTH, HELLO, CLIENT, COMMAND, CLUSTER,
-//	                WAIT), connstate.go (SELECT, RESET), users.go, help.go
-//	Redis-style     lockcmds.go (SET, GET, PTTL, TTL, EXISTS, DEL, UNLINK, DELEX, DELIFEQ,
-//	locks           HEXISTS, HGET), setargs.go
-//	scripts         scriptcmds.go (EVAL, EVALSHA, SCRIPT: what each kind of script does),
+//	                WAIT), connstate.go (SELECT, RESET), users.go, help.go: the server's
+//	                own commands, on the core's state (connections, auth, the table)
+//	Redis-style     redislocks.go (redisLocks: no state of its own), lockcmds.go (SET, GET,
+//	locks           PTTL, TTL, EXISTS, DEL, UNLINK, DELEX, DELIFEQ, HEXISTS, HGET), setargs.go
+//	scripts         scripts.go (scriptService: its state, the script registry),
+//	                scriptcmds.go (EVAL, EVALSHA, SCRIPT: what each kind of script does),
 //	                specoperands.go (a call's operands, where its spec says), registered.go
 //	                (operators' scripts), hashops.go, hashlease.go (Redisson's RLock),
-//	                rwlock.go, fairlock.go, permits.go, multikey.go, bsm.go; its state:
-//	                the script registry. Which script is which: scriptbook/, a package
-//	                of its own importing nothing of this one (each client script as
-//	                facts, never its text; the script families, served whole or refused)
+//	                rwlock.go, fairlock.go, permits.go, multikey.go, bsm.go. Which script
+//	                is which: scriptbook/, a package of its own importing nothing of
+//	                this one (each client script as facts, never its text; the script
+//	                families, served whole or refused)
 //	lock service    native.go (lockService: its state, the session book and the waiters),
 //	                nativecmds.go (LOCK.ACQUIRE, LOCK.EXTEND, LOCK.RELEASE, LOCK.TOKEN),
 //	                sessions.go, sessionbook.go, sessionlimits.go, sessionrenew.go,
@@ -73,5 +75,6 @@
 //	administration  admin.go (REDLOCK LOCKS, REDLOCK FORCEUNLOCK), info.go (INFO),
 //	                statusview.go (what the HTTP status page, internal/statuspage, reads
 //	                and does: the admin check, the audited force-unlock, this replica's
-//	                session locks and waiters per key)
+//	                session locks and waiters per key): on the core's state and the
+//	                families' counts
 package proxy

@@ -35,7 +35,7 @@ func fairQueueOK(c *request, o operands, leaving bool) bool {
 // fairAcquire runs RFairLock's lock script: nil when held, else (join: a
 // lock() or tryLock with a wait, which queues) the ms to wait before trying
 // again, at the latest, or (a tryLock() without one) 1.
-func (s *Server) fairAcquire(c *request, o operands, join bool) {
+func (s *scriptService) fairAcquire(c *request, o operands, join bool) {
 	if !fairQueueOK(c, o, false) {
 		return
 	}
@@ -58,7 +58,7 @@ func (s *Server) fairAcquire(c *request, o operands, join bool) {
 
 // fairForceRelease runs RFairLock's forceUnlock: 1 when the lock existed
 // (and the first waiter is woken), else 0.
-func (s *Server) fairForceRelease(c *request, o operands) {
+func (s *scriptService) fairForceRelease(c *request, o operands) {
 	if !fairQueueOK(c, o, false) {
 		return
 	}
@@ -74,7 +74,7 @@ func (s *Server) fairForceRelease(c *request, o operands) {
 // every node, and whoever is first now is woken (Redisson's own script
 // wakes nobody: on one Redis the next waiter finds the lock free when its
 // wait ends; by quorum it would wait out the lease of the place it left).
-func (s *Server) fairLeave(c *request, o operands) {
+func (s *scriptService) fairLeave(c *request, o operands) {
 	if !fairQueueOK(c, o, true) {
 		return
 	}
@@ -87,7 +87,7 @@ func (s *Server) fairLeave(c *request, o operands) {
 
 // wakeFirst tells the first waiter of fair queue queue (each node's, where
 // they differ) that the lock may be its, on its own channel.
-func (s *Server) wakeFirst(queue, channel, message string) {
+func (s *scriptService) wakeFirst(queue, channel, message string) {
 	for _, w := range s.engine.QueueHeads(queue) {
 		s.bus.Notify(channel+":"+w, message)
 	}

@@ -20,7 +20,7 @@ import (
 // it is not, it never shortens one: a member Redisson took for longer
 // (twice its wait time) keeps that TTL and is released at unlock as ever.
 // NX answers 0, as on one Redis for a lock (it has a TTL).
-func hashLease(s *Server, c *request, o operands) {
+func hashLease(s *scriptService, c *request, o operands) {
 	how := int64(quorum.LeaseSet)
 	if !s.opts.AllowForceRelease {
 		how = quorum.LeaseMax

@@ -17,7 +17,7 @@ import (
 // hashAcquire takes or re-enters a Redisson lock: nil when held, else the
 // holder's remaining TTL in ms. A fenced lock also counts o.token; tryLock
 // (withToken) then answers {-1, token} or {pttl, -1}.
-func (s *Server) hashAcquire(c *request, o operands, withToken bool) {
+func (s *scriptService) hashAcquire(c *request, o operands, withToken bool) {
 	start := time.Now()
 	var g quorum.Grant
 	var err error
@@ -51,7 +51,7 @@ func (s *Server) hashAcquire(c *request, o operands, withToken bool) {
 
 // hashRelease gives up one hold: 1 released (and the waiters are told), 0
 // still held, nil when the owner does not hold it.
-func (s *Server) hashRelease(c *request, o operands) {
+func (s *scriptService) hashRelease(c *request, o operands) {
 	if o.queue != "" && !fairQueueOK(c, o, false) {
 		return
 	}
@@ -76,7 +76,7 @@ func (s *Server) hashRelease(c *request, o operands) {
 
 // hashExtend renews Redisson locks, keys[i] for owners[i], in parallel. One
 // key answers 1/0; the batched renewal an array of them.
-func (s *Server) hashExtend(c *request, keys, owners [][]byte, lease time.Duration, batched bool) {
+func (s *scriptService) hashExtend(c *request, keys, owners [][]byte, lease time.Duration, batched bool) {
 	renewed := make([]bool, len(keys))
 	errs := make([]error, len(keys))
 	var wg sync.WaitGroup

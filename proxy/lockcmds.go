@@ -13,7 +13,7 @@ import (
 // cmdSet: SET key value NX PX|EX ttl is an acquire round; without a TTL it
 // takes a connection-bound lock (boundlocks.go), or one with default_ttl.
 // Anything else that would write without the lock protocol is refused.
-func (s *Server) cmdSet(c *request, args [][]byte) {
+func (s *redisLocks) cmdSet(c *request, args [][]byte) {
 	req, err := parseSet(args[1:], time.Now())
 	switch {
 	case err != nil:
@@ -52,7 +52,7 @@ func (s *Server) cmdSet(c *request, args [][]byte) {
 // setIfEq: SET key value IFEQ value PX ms (Redis 8.4's compare-and-set, as
 // Spring uses it to renew) extends the owner's lock: OK, or nil when the
 // caller does not hold it. Changing the owner value this way is refused.
-func (s *Server) setIfEq(c *request, req setArgs) {
+func (s *redisLocks) setIfEq(c *request, req setArgs) {
 	switch {
 	case req.IfEq != req.Value:
 		c.writeErr(respError("ERR redlock-proxy takes SET ... IFEQ only to renew a lock: the new value must equal the IFEQ value"))
@@ -69,7 +69,7 @@ func (s *Server) setIfEq(c *request, req setArgs) {
 // ShedLock does to keep its lock until lockAtLeastFor: OK, or nil when no
 // quorum had the key. It can take over another owner's lock, so it is a
 // force operation, refused with allow_force_release: false.
-func (s *Server) setXX(c *request, req setArgs) {
+func (s *redisLocks) setXX(c *request, req setArgs) {
 	switch {
 	case !s.opts.AllowForceRelease:
 		c.writeErr(errForceRelease("SET ... XX"))
@@ -87,7 +87,7 @@ func (s *Server) setXX(c *request, req setArgs) {
 // Redisson's RFencedLock reads its token so.
 const fencingCounters = "redisson_lock_token:"
 
-func (s *Server) cmdGet(c *request, args [][]byte) {
+func (s *redisLocks) cmdGet(c *request, args [][]byte) {
 	key := string(args[1])
 	start := time.Now()
 	if strings.HasPrefix(clientKey(key), fencingCounters) { // judged as the client wrote it (any database: selectdb.go)
@@ -119,14 +119,14 @@ func (s *Server) cmdGet(c *request, args [][]byte) {
 
 // cmdPTTL answers the conservative remaining TTL of the majority value in ms:
 // -2 when no value holds a quorum, -1 for a key without expiry.
-func (s *Server) cmdPTTL(c *request, args [][]byte) {
+func (s *redisLocks) cmdPTTL(c *request, args [][]byte) {
 	if ttl, ok := s.readTTL(c, args[1]); ok {
 		c.wr.WriteInt64(ttl.Milliseconds())
 	}
 }
 
 // cmdTTL is PTTL in seconds, rounded as Redis rounds.
-func (s *Server) cmdTTL(c *request, args [][]byte) {
+func (s *redisLocks) cmdTTL(c *request, args [][]byte) {
 	if ttl, ok := s.readTTL(c, args[1]); ok {
 		if ttl < 0 {
 			c.wr.WriteInt64(int64(ttl / time.Millisecond))
@@ -137,7 +137,7 @@ func (s *Server) cmdTTL(c *request, args [][]byte) {
 }
 
 // readTTL returns -2ms / -1ms / the remaining TTL, or writes the error.
-func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
+func (s *redisLocks) readTTL(c *request, key []byte) (time.Duration, bool) {
 	start := time.Now()
 	e, err := s.engine.Read(c.ctx, string(key))
 	s.metrics.observe(kindRead, start, err, 0)
@@ -153,7 +153,7 @@ func (s *Server) readTTL(c *request, key []byte) (time.Duration, bool) {
 	return e.TTL, true
 }
 
-func (s *Server) cmdExists(c *request, args [][]byte) {
+func (s *redisLocks) cmdExists(c *request, args [][]byte) {
 	n := 0
 	for _, key := range args[1:] {
 		start := time.Now()
@@ -169,7 +169,7 @@ func (s *Server) cmdExists(c *request, args [][]byte) {
 }
 
 // cmdDel force-releases: the key goes on every backend whoever holds it.
-func (s *Server) cmdDel(c *request, args [][]byte) {
+func (s *redisLocks) cmdDel(c *request, args [][]byte) {
 	if len(args) == 2 && strings.HasPrefix(clientKey(string(args[1])), unlockLatchPrefix) && s.delLatch(c, string(args[1])) {
 		return
 	}
@@ -185,7 +185,7 @@ func (s *Server) cmdDel(c *request, args [][]byte) {
 }
 
 // cmdDelEx: DELEX key IFEQ value (Redis 8.4) releases the owner's lock: 1, or 0.
-func (s *Server) cmdDelEx(c *request, args [][]byte) {
+func (s *redisLocks) cmdDelEx(c *request, args [][]byte) {
 	if len(args) != 4 || !equalFold(args[2], "ifeq") {
 		c.writeErr(respError("ERR redlock-proxy takes DELEX only as DELEX key IFEQ value (a compare-and-delete release)"))
 		return
@@ -194,12 +194,12 @@ func (s *Server) cmdDelEx(c *request, args [][]byte) {
 }
 
 // cmdDelIfEq: DELIFEQ key value (Valkey 9) releases the owner's lock: 1, or 0.
-func (s *Server) cmdDelIfEq(c *request, args [][]byte) {
+func (s *redisLocks) cmdDelIfEq(c *request, args [][]byte) {
 	s.native.release(c, string(args[1]), string(args[2]), falseZero)
 }
 
 // cmdHExists: HEXISTS key field, by quorum (Redisson's isHeldByCurrentThread).
-func (s *Server) cmdHExists(c *request, args [][]byte) {
+func (s *redisLocks) cmdHExists(c *request, args [][]byte) {
 	start := time.Now()
 	e, err := s.engine.ReadField(c.ctx, string(args[1]), string(args[2]), true)
 	s.metrics.observe(kindRead, start, err, 0)
@@ -211,7 +211,7 @@ func (s *Server) cmdHExists(c *request, args [][]byte) {
 }
 
 // cmdHGet: HGET key field, the value a quorum holds (Redisson's getHoldCount).
-func (s *Server) cmdHGet(c *request, args [][]byte) {
+func (s *redisLocks) cmdHGet(c *request, args [][]byte) {
 	start := time.Now()
 	e, err := s.engine.ReadField(c.ctx, string(args[1]), string(args[2]), false)
 	s.metrics.observe(kindRead, start, err, 0)
@@ -237,7 +237,7 @@ const unlockLatchPrefix = "redisson_unlock_latch:"
 // fencing counter, a semaphore: quorum.ErrNotLatch): its DEL is a force
 // release. The prefix is judged on the client's name (databases 1-15 keep
 // theirs under a namespace).
-func (s *Server) delLatch(c *request, key string) bool {
+func (s *redisLocks) delLatch(c *request, key string) bool {
 	existed, err := s.engine.DeleteLatch(c.ctx, key) // no lock round: not in the rounds' metrics (each node's requests are)
 	if errors.Is(err, quorum.ErrNotLatch) {
 		return false

@@ -22,7 +22,7 @@ const (
 // released again when one is held elsewhere, and the whole call must leave
 // the client more than the minimum validity); extend needs every key held;
 // release counts the keys it freed.
-func (s *Server) allKeys(c *request, kind multiOp, keys [][]byte, value string, ttl time.Duration) {
+func (s *scriptService) allKeys(c *request, kind multiOp, keys [][]byte, value string, ttl time.Duration) {
 	if kind == multiExtend && !s.holdsAll(c, keys, value) {
 		return
 	}
@@ -88,7 +88,7 @@ func revokeAll(grants []quorum.Grant) {
 // script on one Redis, and pins no promise (PinKey) on the keys before it
 // that would keep them past their holder's close. It tells whether the
 // extend may go on (false: the reply is written).
-func (s *Server) holdsAll(c *request, keys [][]byte, value string) bool {
+func (s *scriptService) holdsAll(c *request, keys [][]byte, value string) bool {
 	// The reads run side by side (at most 16 at once): a node-redlock
 	// extend of many keys pays about one read's latency, not one per key.
 	// The first key in order that fails or is not held answers.

@@ -58,7 +58,7 @@ func semaphoreChannelOK(c *request, o operands) bool {
 
 // permits runs one of the semaphore's scripts, answering as it would on
 // one Redis.
-func (s *Server) permits(c *request, o operands) {
+func (s *scriptService) permits(c *request, o operands) {
 	if len(o.argv) < scriptbook.PermitArgs[o.permit] {
 		c.writeErr(respError(fmt.Sprintf("ERR RPermitExpirableSemaphore's script needs at least %d ARGV", scriptbook.PermitArgs[o.permit])))
 		return
@@ -124,7 +124,7 @@ func permitLeaseOf(c *request, end, clock []byte) (time.Duration, bool) {
 }
 
 // acquirePermits takes every id a permit, each its own round, or none.
-func (s *Server) acquirePermits(c *request, o operands) {
+func (s *scriptService) acquirePermits(c *request, o operands) {
 	ids, ok := permitIDs(c, o.argv, 5)
 	if !ok {
 		return
@@ -184,7 +184,7 @@ func (s *Server) acquirePermits(c *request, o operands) {
 // releasePermits frees ids' permits, tells the waiters, and answers as the
 // script (one id: 1/0; many: how many were held); all: none unless all were
 // held (Redisson 3.52).
-func (s *Server) releasePermits(c *request, o operands, ids [][]byte, all bool) {
+func (s *scriptService) releasePermits(c *request, o operands, ids [][]byte, all bool) {
 	if all {
 		p, err := s.engine.ReadPermits(c.ctx, o.key)
 		if err != nil {
@@ -229,7 +229,7 @@ func (s *Server) releasePermits(c *request, o operands, ids [][]byte, all bool) 
 }
 
 // readPermits answers the semaphore's reads from what a quorum has.
-func (s *Server) readPermits(c *request, o operands) {
+func (s *scriptService) readPermits(c *request, o operands) {
 	p, err := s.engine.ReadPermits(c.ctx, o.key)
 	if err != nil {
 		c.writeErr(err)
@@ -252,7 +252,7 @@ func (s *Server) readPermits(c *request, o operands) {
 }
 
 // initPermits sets the number of permits where none is (trySetPermits), and tells the waiters.
-func (s *Server) initPermits(c *request, o operands) {
+func (s *scriptService) initPermits(c *request, o operands) {
 	n, err := strconv.ParseInt(string(o.argv[0]), 10, 32)
 	if err != nil {
 		c.writeErr(respError("ERR ARGV[1] must be a number of permits (a 32-bit integer)"))
@@ -271,7 +271,7 @@ func (s *Server) initPermits(c *request, o operands) {
 
 // writeYesNo answers 1 for a round that did it, 0 for one that found the
 // permit not held, else the error.
-func (s *Server) writeYesNo(c *request, err error) {
+func (s *scriptService) writeYesNo(c *request, err error) {
 	switch {
 	case err == nil:
 		c.wr.WriteInt(1)

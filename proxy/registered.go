@@ -113,7 +113,7 @@ func orDefault(n, def int) int {
 
 // runRegistered runs a registered script's meaning as one quorum round and
 // answers in its convention.
-func (s *Server) runRegistered(c *request, sp *scriptbook.Spec, o operands) {
+func (s *scriptService) runRegistered(c *request, sp *scriptbook.Spec, o operands) {
 	start := time.Now()
 	var err error
 	var no bool // the round's "no": taken or not held

@@ -15,7 +15,7 @@ import (
 // unlock on one Redis: 1 when the lock is then free (for a write unlock,
 // also when the writer's thread still reads it), 0 while it is held; the
 // waiters are told only when it is free, as the script publishes.
-func (s *Server) rwRelease(c *request, o operands) {
+func (s *scriptService) rwRelease(c *request, o operands) {
 	start := time.Now()
 	res, err := s.engine.ReleaseRW(c.ctx, o.key, o.owner, o.rw == "write", o.ttl, o.latch, o.latchTTL, o.absentReleased)
 	s.metrics.observe(kindRelease, start, err, 0)
@@ -35,7 +35,7 @@ func (s *Server) rwRelease(c *request, o operands) {
 }
 
 // readLocked answers Redisson 3.52's readLock().isLocked() by quorum.
-func (s *Server) readLocked(c *request, o operands) {
+func (s *scriptService) readLocked(c *request, o operands) {
 	start := time.Now()
 	yes, err := s.engine.ReadLocked(c.ctx, o.key)
 	s.metrics.observe(kindRead, start, err, 0)

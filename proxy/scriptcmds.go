@@ -20,8 +20,8 @@ func scriptKeys(args [][]byte) [][]byte {
 
 // cmdEval: EVAL script numkeys key... arg... runs a recognised lock script as
 // a quorum round. The script itself never reaches a backend.
-func (s *Server) cmdEval(c *request, args [][]byte) {
-	sha, sp, ok := s.scripts.Recognise(c.tenant(), string(args[1]))
+func (s *scriptService) cmdEval(c *request, args [][]byte) {
+	sha, sp, ok := s.registry.Recognise(c.tenant(), string(args[1]))
 	if refused := scriptbook.RefusedAcquires[sha]; refused != "" {
 		c.writeErr(respError(refused)) // the acquire of a family not served whole (scriptbook/families.go)
 		return
@@ -35,12 +35,12 @@ func (s *Server) cmdEval(c *request, args [][]byte) {
 
 // cmdEvalSHA runs a script this proxy has seen (or knows) by SHA1; any other
 // SHA1 gets NOSCRIPT, on which every client falls back to EVAL.
-func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
+func (s *scriptService) cmdEvalSHA(c *request, args [][]byte) {
 	if refused := scriptbook.RefusedAcquires[strings.ToLower(string(args[1]))]; refused != "" {
 		c.writeErr(respError(refused))
 		return
 	}
-	sp, ok := s.scripts.BySHA(c.tenant(), string(args[1]))
+	sp, ok := s.registry.BySHA(c.tenant(), string(args[1]))
 	if !ok {
 		c.writeErr(errNoScript)
 		return
@@ -50,7 +50,7 @@ func (s *Server) cmdEvalSHA(c *request, args [][]byte) {
 
 // runScript reads the call's operands where the script's spec says they
 // are, and runs its kind's meaning.
-func (s *Server) runScript(c *request, sha string, sp *scriptbook.Spec, rest [][]byte) {
+func (s *scriptService) runScript(c *request, sha string, sp *scriptbook.Spec, rest [][]byte) {
 	keys, argv, err := splitScriptArgs(rest)
 	if err != nil {
 		c.writeErr(err)
@@ -77,37 +77,37 @@ func (s *Server) runScript(c *request, sha string, sp *scriptbook.Spec, rest [][
 
 // meanings runs each kind of script as lock operations, answering as the
 // script would on one Redis.
-var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
-	scriptbook.Release:        func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseZero) },
-	scriptbook.ReleaseMissing: func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseMissing) },
-	scriptbook.Extend:         func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
-	scriptbook.ExtendPy: func(s *Server, c *request, o operands) {
+var meanings = map[scriptbook.Kind]func(s *scriptService, c *request, o operands){
+	scriptbook.Release:        func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseZero) },
+	scriptbook.ReleaseMissing: func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseMissing) },
+	scriptbook.Extend:         func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
+	scriptbook.ExtendPy: func(s *scriptService, c *request, o operands) {
 		if len(o.argv) < 3 || string(o.argv[2]) == "0" { // redis-py's replace_ttl=False: add to the TTL
 			s.native.extendBy(c, o.key, o.owner, o.ttl)
 			return
 		}
 		s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
-	scriptbook.ExtendOrAcquire:  func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
-	scriptbook.Obtain:           func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
-	scriptbook.OwnerPTTL:        func(s *Server, c *request, o operands) { s.native.ownerPTTL(c, o.key, o.owner) },
-	scriptbook.AcquireAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
-	scriptbook.ExtendAll:        func(s *Server, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
-	scriptbook.ReleaseAll:       func(s *Server, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
-	scriptbook.HashAcquire:      func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
-	scriptbook.FencedAcquire:    func(s *Server, c *request, o operands) { s.hashAcquire(c, o, false) },
-	scriptbook.FencedTryAcquire: func(s *Server, c *request, o operands) { s.hashAcquire(c, o, true) },
-	scriptbook.HashRelease: func(s *Server, c *request, o operands) {
+	scriptbook.ExtendOrAcquire:  func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
+	scriptbook.Obtain:           func(s *scriptService, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
+	scriptbook.OwnerPTTL:        func(s *scriptService, c *request, o operands) { s.native.ownerPTTL(c, o.key, o.owner) },
+	scriptbook.AcquireAll:       func(s *scriptService, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
+	scriptbook.ExtendAll:        func(s *scriptService, c *request, o operands) { s.allKeys(c, multiExtend, o.keys, o.owner, o.ttl) },
+	scriptbook.ReleaseAll:       func(s *scriptService, c *request, o operands) { s.allKeys(c, multiRelease, o.keys, o.owner, 0) },
+	scriptbook.HashAcquire:      func(s *scriptService, c *request, o operands) { s.hashAcquire(c, o, false) },
+	scriptbook.FencedAcquire:    func(s *scriptService, c *request, o operands) { s.hashAcquire(c, o, false) },
+	scriptbook.FencedTryAcquire: func(s *scriptService, c *request, o operands) { s.hashAcquire(c, o, true) },
+	scriptbook.HashRelease: func(s *scriptService, c *request, o operands) {
 		if o.rw != "" {
 			s.rwRelease(c, o)
 			return
 		}
 		s.hashRelease(c, o)
 	},
-	scriptbook.HashExtend: func(s *Server, c *request, o operands) {
+	scriptbook.HashExtend: func(s *scriptService, c *request, o operands) {
 		s.hashExtend(c, o.keys[:1], [][]byte{[]byte(o.owner)}, o.ttl, false)
 	},
-	scriptbook.HashExtendAll: func(s *Server, c *request, o operands) {
+	scriptbook.HashExtendAll: func(s *scriptService, c *request, o operands) {
 		keys := o.keys
 		if o.keyPairs { // a lock and a name of its, for each owner
 			keys = make([][]byte, 0, len(o.keys)/2)
@@ -117,7 +117,7 @@ var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
 		}
 		s.hashExtend(c, keys, o.argv[1:1+len(keys)], o.ttl, true)
 	},
-	scriptbook.ForceUnlock: func(s *Server, c *request, o operands) {
+	scriptbook.ForceUnlock: func(s *scriptService, c *request, o operands) {
 		if o.queue != "" {
 			s.fairForceRelease(c, o)
 			return
@@ -128,25 +128,25 @@ var meanings = map[scriptbook.Kind]func(s *Server, c *request, o operands){
 	},
 	// Spring Integration's RedisLockRegistry answers Lua booleans: true is
 	// 1, false a nil reply.
-	scriptbook.SpringObtain:           func(s *Server, c *request, o operands) { s.native.obtain(c, o.key, o.owner, o.ttl) },
-	scriptbook.SpringRelease:          func(s *Server, c *request, o operands) { s.native.release(c, o.key, o.owner, falseNil) },
+	scriptbook.SpringObtain:           func(s *scriptService, c *request, o operands) { s.native.obtain(c, o.key, o.owner, o.ttl) },
+	scriptbook.SpringRelease:          func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseNil) },
 	scriptbook.SpringReleaseNotify:    springReleaseNotify,
 	scriptbook.SpringReleaseNotifyKey: springReleaseNotify,
-	scriptbook.SpringRenew:            func(s *Server, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
+	scriptbook.SpringRenew:            func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
 	scriptbook.SpringDeleteNotify:     springDeleteNotify,
-	scriptbook.BsmObtain:              func(s *Server, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
-	scriptbook.BsmRefresh:             func(s *Server, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
-	scriptbook.BsmRelease:             func(s *Server, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
-	scriptbook.BsmPTTL:                func(s *Server, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
+	scriptbook.BsmObtain:              func(s *scriptService, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
+	scriptbook.BsmRefresh:             func(s *scriptService, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
+	scriptbook.BsmRelease:             func(s *scriptService, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
+	scriptbook.BsmPTTL:                func(s *scriptService, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
 	scriptbook.HashLeaseAll:           hashLease,
-	scriptbook.ReadLocked:             func(s *Server, c *request, o operands) { s.readLocked(c, o) },
-	scriptbook.FairAcquire:            func(s *Server, c *request, o operands) { s.fairAcquire(c, o, true) },
-	scriptbook.FairTryAcquire:         func(s *Server, c *request, o operands) { s.fairAcquire(c, o, false) },
-	scriptbook.FairLeave:              func(s *Server, c *request, o operands) { s.fairLeave(c, o) },
-	scriptbook.Permits:                func(s *Server, c *request, o operands) { s.permits(c, o) },
+	scriptbook.ReadLocked:             func(s *scriptService, c *request, o operands) { s.readLocked(c, o) },
+	scriptbook.FairAcquire:            func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, true) },
+	scriptbook.FairTryAcquire:         func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, false) },
+	scriptbook.FairLeave:              func(s *scriptService, c *request, o operands) { s.fairLeave(c, o) },
+	scriptbook.Permits:                func(s *scriptService, c *request, o operands) { s.permits(c, o) },
 }
 
-func springReleaseNotify(s *Server, c *request, o operands) {
+func springReleaseNotify(s *scriptService, c *request, o operands) {
 	s.native.releaseNotify(c, o.key, o.owner, o.channel, o.message)
 }
 
@@ -154,7 +154,7 @@ func springReleaseNotify(s *Server, c *request, o operands) {
 // lock with GET first and found its own id, then deletes it
 // unconditionally, as DEL does (a force release, refused with
 // allow_force_release: false), and tells the waiters on the channel.
-func springDeleteNotify(s *Server, c *request, o operands) {
+func springDeleteNotify(s *scriptService, c *request, o operands) {
 	if !c.mayNotify(o.channel) {
 		return
 	}
@@ -169,13 +169,13 @@ func springDeleteNotify(s *Server, c *request, o operands) {
 }
 
 // cmdScript: SCRIPT LOAD | EXISTS | FLUSH.
-func (s *Server) cmdScript(c *request, args [][]byte) {
+func (s *scriptService) cmdScript(c *request, args [][]byte) {
 	sub := args[1]
 	switch {
 	case isHelp(args):
 		c.writeHelp("SCRIPT")
 	case equalFold(sub, "load") && len(args) == 3:
-		sha, _, ok := s.scripts.Recognise(c.tenant(), string(args[2]))
+		sha, _, ok := s.registry.Recognise(c.tenant(), string(args[2]))
 		if !ok {
 			c.writeErr(unknownScript(sha))
 			return
@@ -184,11 +184,11 @@ func (s *Server) cmdScript(c *request, args [][]byte) {
 	case equalFold(sub, "exists") && len(args) >= 3:
 		c.wr.WriteArray(len(args) - 2)
 		for _, sha := range args[2:] {
-			_, ok := s.scripts.BySHA(c.tenant(), string(sha))
+			_, ok := s.registry.BySHA(c.tenant(), string(sha))
 			c.wr.WriteInt(boolInt(ok))
 		}
 	case equalFold(sub, "flush") && len(args) <= 3:
-		s.scripts.Flush(c.tenant())
+		s.registry.Flush(c.tenant())
 		c.wr.WriteString("OK")
 	case equalFold(sub, "load"), equalFold(sub, "exists"), equalFold(sub, "flush"):
 		c.writeErr(errWrongArity("script|" + string(sub)))

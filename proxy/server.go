@@ -46,8 +46,10 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 	s.native.beats.s = s.native
 	s.refusals.perSec = float64(o.LimitRefusalsPerUser)
 	s.metrics.server.Store(s)
-	register(&s.scripts, o.scripts)
 	s.pubsub = &pubSub{bus: s.bus, opts: &s.opts, quotas: &s.quotas}
+	s.locks = &redisLocks{engine: engine, opts: &s.opts, metrics: s.metrics, native: s.native}
+	s.scripts = &scriptService{engine: engine, opts: &s.opts, metrics: s.metrics, bus: s.bus, native: s.native}
+	register(&s.scripts.registry, o.scripts)
 	s.hooks.hook(s.pubsub, s.native)
 	s.cmds = s.commandTable()
 	return s

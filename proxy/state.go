@@ -6,8 +6,6 @@ package proxy
 // them. Behaviour lives in the files above.
 
 import (
-	"github.com/redlock-proxy/redlock-proxy/proxy/scriptbook"
-
 	"context"
 	"net"
 	"sync"
@@ -26,13 +24,14 @@ type Server struct {
 	engine  *quorum.Engine
 	opts    options
 	cmds    map[string]*command
-	scripts scriptbook.Registry
 	started time.Time
 	runID   string
 	metrics *Metrics
 	bus     *wake.Bus
 
 	pubsub   *pubSub        // the pub/sub family: every connection's subscriptions
+	scripts  *scriptService // the scripts family: the script registry (scripts.go)
+	locks    *redisLocks    // the Redis-style locks family (redislocks.go)
 	hooks    hooks          // the families' per-connection hooks (families.go)
 	native   *lockService   // the native lock service: session locks, waiters, the shared lock operations (native.go)
 	quotas   quotas         // each user's patterns, session locks and waiters
