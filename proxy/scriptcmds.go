@@ -80,7 +80,9 @@ func (s *scriptService) runScript(c *request, sha string, sp *scriptbook.Spec, r
 var meanings = map[scriptbook.Kind]func(s *scriptService, c *request, o operands){
 	scriptbook.Release:        func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseZero) },
 	scriptbook.ReleaseMissing: func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseMissing) },
-	scriptbook.Extend:         func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero) },
+	scriptbook.Extend: func(s *scriptService, c *request, o operands) {
+		s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero)
+	},
 	scriptbook.ExtendPy: func(s *scriptService, c *request, o operands) {
 		if len(o.argv) < 3 || string(o.argv[2]) == "0" { // redis-py's replace_ttl=False: add to the TTL
 			s.native.extendBy(c, o.key, o.owner, o.ttl)
@@ -88,7 +90,9 @@ var meanings = map[scriptbook.Kind]func(s *scriptService, c *request, o operands
 		}
 		s.native.extend(c, o.key, o.owner, o.ttl, false, falseZero)
 	},
-	scriptbook.ExtendOrAcquire:  func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, true, falseZero) },
+	scriptbook.ExtendOrAcquire: func(s *scriptService, c *request, o operands) {
+		s.native.extend(c, o.key, o.owner, o.ttl, true, falseZero)
+	},
 	scriptbook.Obtain:           func(s *scriptService, c *request, o operands) { s.bsmObtain(c, o.keys[:1], o.owner, o.argv[1], o.ttl) },
 	scriptbook.OwnerPTTL:        func(s *scriptService, c *request, o operands) { s.native.ownerPTTL(c, o.key, o.owner) },
 	scriptbook.AcquireAll:       func(s *scriptService, c *request, o operands) { s.allKeys(c, multiAcquire, o.keys, o.owner, o.ttl) },
@@ -132,18 +136,20 @@ var meanings = map[scriptbook.Kind]func(s *scriptService, c *request, o operands
 	scriptbook.SpringRelease:          func(s *scriptService, c *request, o operands) { s.native.release(c, o.key, o.owner, falseNil) },
 	scriptbook.SpringReleaseNotify:    springReleaseNotify,
 	scriptbook.SpringReleaseNotifyKey: springReleaseNotify,
-	scriptbook.SpringRenew:            func(s *scriptService, c *request, o operands) { s.native.extend(c, o.key, o.owner, o.ttl, false, falseNil) },
-	scriptbook.SpringDeleteNotify:     springDeleteNotify,
-	scriptbook.BsmObtain:              func(s *scriptService, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
-	scriptbook.BsmRefresh:             func(s *scriptService, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
-	scriptbook.BsmRelease:             func(s *scriptService, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
-	scriptbook.BsmPTTL:                func(s *scriptService, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
-	scriptbook.HashLeaseAll:           hashLease,
-	scriptbook.ReadLocked:             func(s *scriptService, c *request, o operands) { s.readLocked(c, o) },
-	scriptbook.FairAcquire:            func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, true) },
-	scriptbook.FairTryAcquire:         func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, false) },
-	scriptbook.FairLeave:              func(s *scriptService, c *request, o operands) { s.fairLeave(c, o) },
-	scriptbook.Permits:                func(s *scriptService, c *request, o operands) { s.permits(c, o) },
+	scriptbook.SpringRenew: func(s *scriptService, c *request, o operands) {
+		s.native.extend(c, o.key, o.owner, o.ttl, false, falseNil)
+	},
+	scriptbook.SpringDeleteNotify: springDeleteNotify,
+	scriptbook.BsmObtain:          func(s *scriptService, c *request, o operands) { s.bsmObtain(c, o.keys, o.owner, o.argv[1], o.ttl) },
+	scriptbook.BsmRefresh:         func(s *scriptService, c *request, o operands) { s.bsmRefresh(c, o.keys, o.owner, o.ttl) },
+	scriptbook.BsmRelease:         func(s *scriptService, c *request, o operands) { s.bsmRelease(c, o.keys, o.owner) },
+	scriptbook.BsmPTTL:            func(s *scriptService, c *request, o operands) { s.bsmPTTL(c, o.keys, o.owner) },
+	scriptbook.HashLeaseAll:       hashLease,
+	scriptbook.ReadLocked:         func(s *scriptService, c *request, o operands) { s.readLocked(c, o) },
+	scriptbook.FairAcquire:        func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, true) },
+	scriptbook.FairTryAcquire:     func(s *scriptService, c *request, o operands) { s.fairAcquire(c, o, false) },
+	scriptbook.FairLeave:          func(s *scriptService, c *request, o operands) { s.fairLeave(c, o) },
+	scriptbook.Permits:            func(s *scriptService, c *request, o operands) { s.permits(c, o) },
 }
 
 func springReleaseNotify(s *scriptService, c *request, o operands) {
