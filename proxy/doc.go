@@ -45,12 +45,12 @@
 //	                connection, a request, reply writing); grants.go (a reply's
 //	                validity: settle); families.go (the families' hooks: a connection
 //	                closed, RESET, a new user, what the idle timeout spares); errors.go,
-//	                args.go, limits.go, options.go, metrics.go, refusals.go, authguard.go,
-//	                quota.go, hangup.go, panics.go
+//	                args.go, limits.go, options.go, metrics.go, refusals.go, users.go
+//	                (who may do what), authguard.go, quota.go, hangup.go, panics.go
 //	commands.go     the command table, family by family: name -> handler, arity, flags,
 //	                keys, channels
 //	connection      conncmds.go (PING, ECHO, QUIT, AUTH, HELLO, CLIENT, COMMAND, CLUSTER,
-//	                WAIT), connstate.go (SELECT, RESET), users.go, help.go: the server's
+//	                WAIT), connstate.go (SELECT, RESET), help.go: the server's
 //	                own commands, on the core's state (connections, auth, the table)
 //	Redis-style     redislocks.go (redisLocks: no state of its own), lockcmds.go (SET, GET,
 //	locks           PTTL, TTL, EXISTS, DEL, UNLINK, DELEX, DELIFEQ, HEXISTS, HGET), setargs.go

@@ -13,7 +13,7 @@ import (
 // limits, auth, and the types they share (doc.go).
 var coreFiles = []string{"server.go", "conn.go", "admit.go", "state.go", "request.go", "reader.go", "inline.go",
 	"keys.go", "reserved.go", "selectdb.go", "families.go", "errors.go", "args.go", "limits.go", "options.go",
-	"refusals.go", "authguard.go", "hangup.go", "grants.go", "panics.go", "quota.go"}
+	"refusals.go", "users.go", "authguard.go", "hangup.go", "grants.go", "panics.go", "quota.go", "metrics.go", "metricnames.go"}
 
 // The core names no command: what it needs to know of one (arity, flags,
 // where its keys and channels are) is in its entry of the table, so that a

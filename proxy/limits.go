@@ -150,3 +150,6 @@ func (l Limits) Problems() []*quorum.SettingError {
 	}
 	return errs
 }
+
+// maxWait bounds LOCK.ACQUIRE's WAIT, and max_wait: a day.
+const maxWait = 24 * time.Hour

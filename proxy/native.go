@@ -25,11 +25,11 @@ type lockService struct {
 	quotas  *quotas      // each user's session locks and waiters
 	leaving *atomic.Bool // the server's graceful shutdown: session locks are left to their TTL
 
-	sessions  sessions      // connection-bound locks and their renewer
-	beats     beater        // the parked waiters' batched queue beats
-	waiting   atomic.Int64  // LOCK.ACQUIRE ... WAIT requests waiting now
-	waiters   waiters       // the same, per key (the status page)
-	stopWaits chan struct{} // closed when the server stops accepting
+	sessions  sessions        // connection-bound locks and their renewer
+	beats     beater          // the parked waiters' batched queue beats
+	waiting   atomic.Int64    // LOCK.ACQUIRE ... WAIT requests waiting now
+	waiters   waiters         // the same, per key (the status page)
+	stopWaits <-chan struct{} // the server's stopping: closed when it stops accepting
 }
 
 // connClosed: a closed connection's session and connection-bound locks go

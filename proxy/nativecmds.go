@@ -155,9 +155,6 @@ func (s *lockService) cmdLockRelease(c *request, args [][]byte) {
 	s.releaseAs(c, key, owner, falseZero, true)
 }
 
-// maxWait bounds LOCK.ACQUIRE's WAIT: a day.
-const maxWait = 24 * time.Hour
-
 func (s *lockService) cmdLockToken(c *request, args [][]byte) {
 	if len(args) > 3 {
 		c.writeErr(errWrongArity("lock.token"))

@@ -107,7 +107,7 @@ func (c *client) backOff() bool {
 	select {
 	case <-t.C:
 		return true
-	case <-c.s.native.stopWaits:
+	case <-c.s.stopping:
 		return false
 	}
 }

@@ -31,6 +31,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		runID:     hex.EncodeToString(id),
 		listeners: map[net.Listener]struct{}{},
 		clients:   map[*client]struct{}{},
+		stopping:  make(chan struct{}),
 		metrics:   o.metrics,
 		bus:       o.bus,
 	}
@@ -41,7 +42,7 @@ func New(engine *quorum.Engine, opts ...Option) *Server {
 		s.metrics = NewMetrics()
 	}
 	s.native = &lockService{engine: engine, opts: &s.opts, metrics: s.metrics, bus: s.bus, quotas: &s.quotas, leaving: &s.leaving,
-		stopWaits: make(chan struct{})}
+		stopWaits: s.stopping}
 	s.native.sessions.s = s.native
 	s.native.beats.s = s.native
 	s.refusals.perSec = float64(o.LimitRefusalsPerUser)
@@ -126,7 +127,7 @@ func (s *Server) stopAccepting() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closing.Swap(true) {
-		close(s.native.stopWaits) // a WAIT is not a round in flight: it ends now
+		close(s.stopping) // a WAIT is not a round in flight: it ends now
 	}
 	for ln := range s.listeners {
 		_ = ln.Close()

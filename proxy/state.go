@@ -37,6 +37,7 @@ type Server struct {
 	quotas   quotas         // each user's patterns, session locks and waiters
 	refusals refusalBudgets // each user's budget of limit refusals (refusals.go)
 
+	stopping  chan struct{} // closed when the server stops accepting: waits end (a WAIT, a refusal's back-off)
 	mu        sync.Mutex
 	listeners map[net.Listener]struct{}
 	clients   map[*client]struct{}
