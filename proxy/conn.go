@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/wire"
+
 	"context"
 	"errors"
 	"net"
@@ -14,7 +16,7 @@ func newClient(s *Server, nc net.Conn) *client {
 	return &client{
 		s:       s,
 		nc:      nc,
-		rd:      newCommandReader(nc, s.opts.MaxRequestSize, s.opts.MaxArgs),
+		rd:      wire.NewReader(nc, s.opts.MaxRequestSize, s.opts.MaxArgs),
 		wr:      redcon.NewWriter(nc),
 		ctx:     ctx,
 		cancel:  cancel,
@@ -105,10 +107,10 @@ func (c *client) unheld() {
 func (c *client) readFailed(err error) {
 	var (
 		reply error
-		perr  protocolError
+		perr  wire.ProtocolError
 	)
 	switch {
-	case errors.Is(err, errRequestTooLarge):
+	case errors.Is(err, wire.ErrRequestTooLarge):
 		reply = respError("ERR Protocol error: request larger than max_request_size")
 	case errors.As(err, &perr):
 		reply = respError("ERR " + perr.Error())

@@ -38,8 +38,8 @@
 // only where one runs another's operations (the lock families run theirs
 // through the lock service). CONTRIBUTING.md shows how to add a command.
 //
-//	core            server.go (accept, Shutdown, Close); conn.go (read a batch: reader.go,
-//	                inline.go; run it, pipelined; write the replies); admit.go (auth,
+//	core            server.go (accept, Shutdown, Close); conn.go (read a batch with wire/, a
+//	                package of its own; run it, pipelined; write the replies); admit.go (auth,
 //	                arity, permissions, reserved names: reserved.go, databases:
 //	                selectdb.go, keys: keys.go); state.go, request.go (the server, a
 //	                connection, a request, reply writing); grants.go (a reply's

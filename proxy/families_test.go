@@ -11,7 +11,7 @@ import (
 
 // coreFiles are the server core's: accept, read, admit, dispatch, write,
 // limits, auth, and the types they share (doc.go).
-var coreFiles = []string{"server.go", "conn.go", "admit.go", "state.go", "request.go", "reader.go", "inline.go",
+var coreFiles = []string{"server.go", "conn.go", "admit.go", "state.go", "request.go",
 	"keys.go", "reserved.go", "selectdb.go", "families.go", "errors.go", "args.go", "limits.go", "options.go",
 	"refusals.go", "users.go", "authguard.go", "hangup.go", "grants.go", "panics.go", "quota.go", "metrics.go", "metricnames.go"}
 

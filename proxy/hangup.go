@@ -55,8 +55,7 @@ func (c *client) watch(done chan struct{}) {
 	for {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
-			c.rd.pending = append(c.rd.pending, buf[:n]...)
-			if len(c.rd.pending) > c.watchBuffered() {
+			if c.rd.Keep(buf[:n]) > c.watchBuffered() {
 				c.s.opts.logger.Warn("client sent too much while a command blocked; closed its connection", "client", c.id)
 				c.cancel()
 				_ = c.nc.Close()

@@ -6,6 +6,8 @@ package proxy
 // them. Behaviour lives in the files above.
 
 import (
+	"github.com/redlock-proxy/redlock-proxy/proxy/wire"
+
 	"context"
 	"net"
 	"sync"
@@ -56,7 +58,7 @@ type Server struct {
 type client struct {
 	s       *Server
 	nc      net.Conn
-	rd      *commandReader
+	rd      *wire.Reader
 	wr      *redcon.Writer
 	ctx     context.Context
 	cancel  context.CancelFunc

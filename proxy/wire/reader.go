@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bytes"
@@ -9,13 +9,13 @@ import (
 	"github.com/tidwall/redcon"
 )
 
-// protocolError is a malformed request: answered once with
+// ProtocolError is a malformed request: answered once with
 // "ERR Protocol error: ...", then the connection closes.
-type protocolError string
+type ProtocolError string
 
-func (e protocolError) Error() string { return "Protocol error: " + string(e) }
+func (e ProtocolError) Error() string { return "Protocol error: " + string(e) }
 
-var errRequestTooLarge = errors.New("request too large")
+var ErrRequestTooLarge = errors.New("request too large")
 
 const (
 	// maxHeader bounds a "*<count>" or "$<length>" line: no number the
@@ -28,13 +28,13 @@ const (
 	batchCommands = 1024
 )
 
-// commandReader reads client commands, RESP arrays of bulk strings or
+// Reader reads client commands, RESP arrays of bulk strings or
 // inline lines, from an untrusted peer. Every byte is examined at most once
 // whatever the read sizes (a command sent one byte per packet costs what it
 // costs in one packet), nothing is allocated or looped over by a count or
 // length the peer declares before that many bytes arrived, and no command
 // may take more than maxSize bytes or maxArgs arguments.
-type commandReader struct {
+type Reader struct {
 	r       io.Reader
 	maxSize int
 	maxArgs int
@@ -55,14 +55,21 @@ type commandReader struct {
 	pending []byte
 }
 
-func newCommandReader(r io.Reader, maxSize, maxArgs int) *commandReader {
-	return &commandReader{r: r, maxSize: maxSize, maxArgs: maxArgs, buf: make([]byte, 4096)}
+// Keep holds b, read off the connection while a command blocked, for the
+// next read, and says how many bytes it holds so.
+func (rd *Reader) Keep(b []byte) int {
+	rd.pending = append(rd.pending, b...)
+	return len(rd.pending)
+}
+
+func NewReader(r io.Reader, maxSize, maxArgs int) *Reader {
+	return &Reader{r: r, maxSize: maxSize, maxArgs: maxArgs, buf: make([]byte, 4096)}
 }
 
 // ReadCommands returns the commands that are complete, reading until there
 // is at least one: at most batchCommands, and no more than about maxSize
 // bytes of them.
-func (rd *commandReader) ReadCommands() ([]redcon.Command, error) {
+func (rd *Reader) ReadCommands() ([]redcon.Command, error) {
 	if err := rd.err; err != nil {
 		return nil, err
 	}
@@ -97,14 +104,14 @@ func (rd *commandReader) ReadCommands() ([]redcon.Command, error) {
 
 // fill reads more bytes, compacting or growing the buffer first; the buffer
 // never grows past what one command may take.
-func (rd *commandReader) fill() error {
+func (rd *Reader) fill() error {
 	if rd.start > 0 && rd.end == len(rd.buf) {
 		rd.end = copy(rd.buf, rd.buf[rd.start:rd.end])
 		rd.start = 0
 	}
 	if rd.end == len(rd.buf) {
 		if len(rd.buf) >= rd.maxSize+maxHeader*2 {
-			return errRequestTooLarge
+			return ErrRequestTooLarge
 		}
 		grown := make([]byte, min(2*len(rd.buf), rd.maxSize+maxHeader*2))
 		rd.end = copy(grown, rd.buf[rd.start:rd.end])
@@ -130,7 +137,7 @@ func (rd *commandReader) fill() error {
 }
 
 // next parses on from where it stopped; ok is false until a command is complete.
-func (rd *commandReader) next() (redcon.Command, bool, error) {
+func (rd *Reader) next() (redcon.Command, bool, error) {
 	if rd.start == rd.end {
 		return redcon.Command{}, false, nil
 	}
@@ -144,7 +151,7 @@ func (rd *commandReader) next() (redcon.Command, bool, error) {
 			return redcon.Command{}, false, err
 		}
 		if n <= 0 {
-			return redcon.Command{}, false, protocolError("invalid multibulk length")
+			return redcon.Command{}, false, ProtocolError("invalid multibulk length")
 		}
 		rd.count, rd.scanned, rd.marks = n, used, rd.marks[:0]
 	}
@@ -154,17 +161,17 @@ func (rd *commandReader) next() (redcon.Command, bool, error) {
 			return redcon.Command{}, false, err
 		}
 		if n < 0 {
-			return redcon.Command{}, false, protocolError("invalid bulk length")
+			return redcon.Command{}, false, ProtocolError("invalid bulk length")
 		}
 		if rd.scanned+used+n+2 > rd.maxSize+maxHeader*2 {
-			return redcon.Command{}, false, errRequestTooLarge
+			return redcon.Command{}, false, ErrRequestTooLarge
 		}
 		end := rd.scanned + used + n
 		if end+2 > len(b) {
 			return redcon.Command{}, false, nil // the payload has not all arrived
 		}
 		if b[end] != '\r' || b[end+1] != '\n' {
-			return redcon.Command{}, false, protocolError("invalid bulk length")
+			return redcon.Command{}, false, ProtocolError("invalid bulk length")
 		}
 		rd.marks = append(rd.marks, rd.scanned+used, end)
 		rd.scanned = end + 2
@@ -186,7 +193,7 @@ func header(b []byte, at int, kind byte, limit int) (n, used int, err error) {
 		return 0, 0, nil
 	}
 	if b[at] != kind {
-		return 0, 0, protocolError("expected '" + string(kind) + "', got '" + printable(b[at]) + "'")
+		return 0, 0, ProtocolError("expected '" + string(kind) + "', got '" + printable(b[at]) + "'")
 	}
 	what := "invalid bulk length"
 	if kind == '*' {
@@ -196,21 +203,21 @@ func header(b []byte, at int, kind byte, limit int) (n, used int, err error) {
 	i := bytes.IndexByte(line, '\n')
 	if i < 0 {
 		if len(line) == maxHeader {
-			return 0, 0, protocolError(what)
+			return 0, 0, ProtocolError(what)
 		}
 		return 0, 0, nil
 	}
 	if i < 2 || line[i-1] != '\r' {
-		return 0, 0, protocolError(what)
+		return 0, 0, ProtocolError(what)
 	}
 	n, perr := strconv.Atoi(string(line[1 : i-1]))
 	switch {
 	case perr != nil:
-		return 0, 0, protocolError(what)
+		return 0, 0, ProtocolError(what)
 	case n > limit && kind == '$':
-		return 0, 0, errRequestTooLarge
+		return 0, 0, ErrRequestTooLarge
 	case n > limit:
-		return 0, 0, protocolError("too many arguments (max_args " + strconv.Itoa(limit) + ")")
+		return 0, 0, ProtocolError("too many arguments (max_args " + strconv.Itoa(limit) + ")")
 	}
 	return n, i + 1, nil
 }

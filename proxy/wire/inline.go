@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bytes"
@@ -8,18 +8,18 @@ import (
 )
 
 // Inline commands: a telnet-style line, as redis-cli and a person at a
-// terminal send it (commandReader.next hands such a line here).
+// terminal send it (Reader.next hands such a line here).
 
 // inline parses a telnet-style line: words split by spaces, "..." and '...'
 // quoting with \n \r \t \" \\ escapes in double quotes, as redis-cli sends.
-func (rd *commandReader) inline() (redcon.Command, bool, error) {
+func (rd *Reader) inline() (redcon.Command, bool, error) {
 	b := rd.buf[rd.start:rd.end]
 	from := rd.scanned
 	i := bytes.IndexByte(b[from:], '\n')
 	limit := min(maxInline, rd.maxSize) // max_request_size holds for inline lines too
 	if i < 0 {
 		if len(b) > limit {
-			return redcon.Command{}, false, protocolError("too big inline request")
+			return redcon.Command{}, false, ProtocolError("too big inline request")
 		}
 		rd.scanned = len(b) // the next read scans only what is new
 		return redcon.Command{}, false, nil
@@ -28,7 +28,7 @@ func (rd *commandReader) inline() (redcon.Command, bool, error) {
 	rd.start += from + i + 1
 	rd.scanned = 0
 	if len(line) > limit {
-		return redcon.Command{}, false, protocolError("too big inline request")
+		return redcon.Command{}, false, ProtocolError("too big inline request")
 	}
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	args, err := splitInline(line)
@@ -36,7 +36,7 @@ func (rd *commandReader) inline() (redcon.Command, bool, error) {
 		return redcon.Command{}, false, err
 	}
 	if len(args) > rd.maxArgs {
-		return redcon.Command{}, false, protocolError("too many arguments (max_args " + strconv.Itoa(rd.maxArgs) + ")")
+		return redcon.Command{}, false, ProtocolError("too many arguments (max_args " + strconv.Itoa(rd.maxArgs) + ")")
 	}
 	var w redcon.Writer
 	w.WriteArray(len(args))
@@ -46,7 +46,7 @@ func (rd *commandReader) inline() (redcon.Command, bool, error) {
 	return redcon.Command{Raw: w.Buffer(), Args: args}, true, nil
 }
 
-var errQuotes = protocolError("unbalanced quotes in request")
+var errQuotes = ProtocolError("unbalanced quotes in request")
 
 // splitInline splits an inline line into its words.
 func splitInline(line []byte) ([][]byte, error) {

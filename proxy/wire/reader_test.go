@@ -1,4 +1,4 @@
-package proxy
+package wire
 
 import (
 	"bytes"
@@ -8,14 +8,14 @@ import (
 	"testing/iotest"
 )
 
-// readAll reads every command from input through a commandReader, fed in
+// readAll reads every command from input through a Reader, fed in
 // one piece or one byte per read, and describes what it got.
 func readAll(input []byte, oneByte bool, maxSize, maxArgs int) (cmds [][][]byte, err error) {
 	var r io.Reader = bytes.NewReader(input)
 	if oneByte {
 		r = iotest.OneByteReader(r)
 	}
-	rd := newCommandReader(r, maxSize, maxArgs)
+	rd := NewReader(r, maxSize, maxArgs)
 	for {
 		batch, err := rd.ReadCommands()
 		for _, c := range batch {
