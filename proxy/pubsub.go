@@ -36,7 +36,7 @@ func (p *pubSub) of(c *client, create bool) *subscriber {
 	defer p.mu.Unlock()
 	sub := p.subs[c]
 	if sub == nil && create {
-		sub = &subscriber{c: c, channels: map[string]bool{}, patterns: map[string]bool{}, pushes: newPushes()}
+		sub = &subscriber{c: c, channels: map[string]bool{}, patterns: map[string]bool{}, pushes: make(chan push, maxPendingPushes)}
 		if p.subs == nil {
 			p.subs = map[*client]*subscriber{}
 		}
@@ -49,15 +49,11 @@ func (p *pubSub) of(c *client, create bool) *subscriber {
 // cmdSubscribe: SUBSCRIBE / PSUBSCRIBE channel|pattern ...
 func (s *pubSub) cmdSubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "psubscribe")
-	var m map[string]bool
-	sub := s.of(c.conn, false)
-	if sub != nil {
-		m = sub.channels
-		if pattern {
-			m = sub.patterns
-		}
+	kind := "subscribe"
+	if pattern {
+		kind = "psubscribe"
 	}
-	kind := map[bool]string{false: "subscribe", true: "psubscribe"}[pattern]
+	m := s.of(c.conn, false).set(pattern)
 	added, addedBytes, fresh := 0, 0, map[string]bool{}
 	for _, a := range args[1:] {
 		switch {
@@ -87,13 +83,10 @@ func (s *pubSub) cmdSubscribe(c *request, args [][]byte) {
 			user, s.opts.MaxPatternsPerUser, s.opts.MaxPatternBytesPerUser)))
 		return
 	}
-	sub = s.of(c.conn, true)
+	sub := s.of(c.conn, true)
 	prefix := c.prefix()
 	sub.prefix.Store(&prefix)
-	m = sub.channels
-	if pattern {
-		m = sub.patterns
-	}
+	m = sub.set(pattern)
 	for _, a := range args[1:] {
 		name := string(a)
 		if !m[name] {
@@ -124,15 +117,12 @@ func writeSubscription(c *request, kind, name string, left int) {
 // none, all of them.
 func (s *pubSub) cmdUnsubscribe(c *request, args [][]byte) {
 	pattern := equalFold(args[0], "punsubscribe")
-	kind := map[bool]string{false: "unsubscribe", true: "punsubscribe"}[pattern]
-	sub := s.of(c.conn, false)
-	var m map[string]bool
-	if sub != nil {
-		m = sub.channels
-		if pattern {
-			m = sub.patterns
-		}
+	kind := "unsubscribe"
+	if pattern {
+		kind = "punsubscribe"
 	}
+	sub := s.of(c.conn, false)
+	m := sub.set(pattern)
 	names := make([]string, 0, len(args)-1)
 	for _, a := range args[1:] {
 		names = append(names, string(a))

@@ -27,7 +27,17 @@ type subscriber struct {
 	charged  map[string]string      // pattern -> the user whose budget it draws on
 }
 
-func newPushes() chan push { return make(chan push, maxPendingPushes) }
+// set is sub's channels, or its patterns; nil before the connection's
+// first subscription (sub nil).
+func (sub *subscriber) set(pattern bool) map[string]bool {
+	switch {
+	case sub == nil:
+		return nil
+	case pattern:
+		return sub.patterns
+	}
+	return sub.channels
+}
 
 // count is how many channels and patterns sub listens to, and tells the
 // core.
