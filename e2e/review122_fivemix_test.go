@@ -121,7 +121,13 @@ func TestReview122FiveNodeRetryMixes(t *testing.T) {
 		} else {
 			res = []string{send(c)}
 		}
-		time.Sleep(400 * time.Millisecond) // background finishing
+		// The answers' background work on the reachable backends lands
+		// before the paused ones resume, however slow the machine.
+		paused := make([]bool, len(tc.nodes))
+		for j, n := range tc.nodes {
+			paused[j] = n.paused
+		}
+		settledHoldsOnLive(h, name, owner, paused)
 		for j, n := range tc.nodes {
 			if n.paused {
 				h.Backend[j].Resume()
